@@ -1,0 +1,38 @@
+// Builds dist/ with tsc when any source file is newer than the last build, so `npm start` and
+// the `sluice` command work on a fresh clone without a separate build step.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+function newestMtime(dir) {
+  let newest = 0;
+  if (!existsSync(dir)) return newest;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    const m = entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs;
+    if (m > newest) newest = m;
+  }
+  return newest;
+}
+
+export async function ensureBuilt() {
+  const stamp = join(root, 'dist', '.build-stamp');
+  const sources = Math.max(
+    newestMtime(join(root, 'src')),
+    newestMtime(join(root, 'workers')),
+    statSync(join(root, 'tsconfig.json')).mtimeMs,
+  );
+  if (existsSync(stamp) && statSync(stamp).mtimeMs >= sources) return;
+  process.stderr.write('sluice: building (tsc)…\n');
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  if (result.status !== 0) {
+    process.stderr.write('sluice: build failed\n');
+    process.exit(result.status ?? 1);
+  }
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(stamp, new Date().toISOString());
+}

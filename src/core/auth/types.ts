@@ -1,0 +1,25 @@
+// Who a bearer key belongs to. Keys are stored hashed (see key-store.ts); a principal is what a
+// request handler sees after the key was verified.
+
+export interface Principal {
+  readonly keyId: string;
+  readonly tenant: string;
+  readonly user: string;
+  readonly name: string;
+  /** `admin` grants everything; `<service>` grants `<service>:read` and `<service>:write`. */
+  readonly scopes: readonly string[];
+}
+
+/** Verifies a bearer token; returns null for an unknown, revoked or malformed token. */
+export interface Authenticator {
+  authenticate(token: string): Principal | null;
+}
+
+export function hasScope(principal: Principal, required: string): boolean {
+  for (const scope of principal.scopes) {
+    if (scope === 'admin' || scope === required) return true;
+    // `streams` covers `streams:read` and `streams:write`.
+    if (required.startsWith(scope + ':')) return true;
+  }
+  return false;
+}

@@ -1,0 +1,117 @@
+// `sluice <command>`: the single entry point for running services, the rate limit client and
+// API key management.
+
+import { parseArgs } from 'node:util';
+import { openKeyStore } from './core/auth/index.js';
+import { SERVICE_NAMES, type ServiceName } from './core/service.js';
+import { EnvReader, loadCoreSettings, SettingsError } from './core/settings/index.js';
+
+const HELP = `sluice — rate limit decisions, streams and automation on one Node.js runtime
+
+Usage: sluice <command> [options]
+
+Commands:
+  serve               run all three services (rate limit, streams, automation)
+  ratelimit           run the rate limit service only
+  streams             run the streams service only
+  automation          run the automation service only
+  ratelimit-client    send one decision request over gRPC
+                        -dial_string host:port (default localhost:8081) -domain D
+                        -descriptors k=v[,k2=v2] (repeatable) [-hits_addend N]
+  keys create         create an API key; prints the token once
+                        [--tenant T] [--user U] [--name N] [--scopes s1,s2] (default scope: admin)
+  keys list           list keys (never their secrets)
+  keys revoke <id>    revoke a key
+
+Options for serve/ratelimit/streams/automation:
+  --threads N         front-end threads (default: SLUICE_THREADS or the number of cores)
+
+Settings come from environment variables; see README.md and docs/.
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(HELP);
+    return command ? 0 : 1;
+  }
+  if (command === 'serve' || (SERVICE_NAMES as readonly string[]).includes(command)) {
+    const { values } = parseArgs({ args: rest, options: { threads: { type: 'string' }, help: { type: 'boolean' } } });
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    const threads = values.threads === undefined ? undefined : Number(values.threads);
+    if (threads !== undefined && (!Number.isInteger(threads) || threads < 1)) {
+      process.stderr.write(`sluice: --threads must be a positive integer, got ${values.threads}\n`);
+      return 2;
+    }
+    const services = command === 'serve' ? [...SERVICE_NAMES] : [command as ServiceName];
+    const { runSupervisor } = await import('./core/supervisor.js');
+    return runSupervisor({ services, ...(threads === undefined ? {} : { threads }) });
+  }
+  if (command === 'ratelimit-client') {
+    const { runRatelimitClient } = await import('./ratelimit/client.js');
+    return runRatelimitClient(rest);
+  }
+  if (command === 'keys') return keysCommand(rest);
+  process.stderr.write(`sluice: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
+  return 2;
+}
+
+async function keysCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  const core = loadCoreSettings(new EnvReader());
+  const store = openKeyStore(core.dataDir);
+  try {
+    if (sub === 'create') {
+      const { values } = parseArgs({
+        args: rest,
+        options: { tenant: { type: 'string' }, user: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' } },
+      });
+      const created = await store.create({
+        ...(values.tenant ? { tenant: values.tenant } : {}),
+        ...(values.user ? { user: values.user } : {}),
+        ...(values.name ? { name: values.name } : {}),
+        ...(values.scopes ? { scopes: values.scopes.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+      });
+      process.stdout.write(`${JSON.stringify(created.record)}\ntoken (shown once): ${created.token}\n`);
+      return 0;
+    }
+    if (sub === 'list') {
+      for (const key of store.list()) process.stdout.write(JSON.stringify(key) + '\n');
+      return 0;
+    }
+    if (sub === 'revoke') {
+      const id = rest[0];
+      if (!id) {
+        process.stderr.write('sluice keys revoke: a key id is required\n');
+        return 2;
+      }
+      if (!(await store.revoke(id))) {
+        process.stderr.write(`sluice keys revoke: no key with id ${id}\n`);
+        return 1;
+      }
+      process.stdout.write(`revoked ${id}\n`);
+      return 0;
+    }
+    process.stderr.write('usage: sluice keys create|list|revoke\n');
+    return 2;
+  } finally {
+    await store.close();
+  }
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof SettingsError || (error as Error).name === 'SettingsError') {
+    process.stderr.write(`sluice: ${(error as Error).message}\n`);
+    process.exitCode = 2;
+  } else if ((error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    process.stderr.write(`sluice: ${(error as Error).message}\n`);
+    process.exitCode = 2;
+  } else {
+    throw error;
+  }
+}

@@ -1,0 +1,7 @@
+export { KeyStore, staticAuthenticator, type CreatedKey, type KeyRecord } from './key-store.js';
+export { hasScope, type Authenticator, type Principal } from './types.js';
+import { KeyStore as Store } from './key-store.js';
+/** Opens (creating when needed) the key store under `<dataDir>/auth`. */
+export function openKeyStore(dataDir: string, adminToken?: string): Store {
+  return Store.open(dataDir, adminToken);
+}

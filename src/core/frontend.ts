@@ -1,0 +1,69 @@
+// One front-end thread: builds a ServiceContext, starts the services this thread runs, reports
+// the addresses to the supervisor, and on request stops them in order (health red, stop
+// listening, drain, close stores) so the thread can end by itself.
+
+import type { MessagePort } from 'node:worker_threads';
+import { openKeyStore } from './auth/index.js';
+import { HealthRegistry } from './health.js';
+import { createLogger } from './log.js';
+import type { RunningService, ServiceName } from './service.js';
+import { EnvReader, loadCoreSettings } from './settings/index.js';
+import { loadService } from '../services.js';
+
+export interface FrontEndData {
+  services: ServiceName[];
+  shared: Record<string, Record<string, SharedArrayBuffer>>;
+  index: number;
+  count: number;
+}
+
+export type FrontEndMessage =
+  | { type: 'ready'; index: number; addresses: Record<string, Record<string, string>> }
+  | { type: 'error'; index: number; message: string }
+  | { type: 'closed'; index: number };
+
+export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promise<void> {
+  const env = new EnvReader();
+  const log = createLogger('sluice', { thread: data.index });
+  const running: RunningService[] = [];
+  let keys: ReturnType<typeof openKeyStore> | undefined;
+  let stopping = false;
+
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    for (const service of running) service.beginShutdown?.();
+    await Promise.allSettled(running.map((service) => service.close()));
+    await keys?.close();
+    port.postMessage({ type: 'closed', index: data.index } satisfies FrontEndMessage);
+    port.close();
+  };
+  port.on('message', (message: { type: string }) => {
+    if (message.type === 'shutdown') void stop();
+  });
+
+  try {
+    const core = loadCoreSettings(env);
+    keys = openKeyStore(core.dataDir, core.adminToken);
+    const addresses: Record<string, Record<string, string>> = {};
+    for (const name of data.services) {
+      const module = await loadService(name);
+      if (!module.allThreads && data.index !== 0) continue;
+      const service = await module.start({
+        core,
+        env,
+        log: log.child({ service: name }),
+        health: new HealthRegistry(),
+        auth: keys,
+        thread: { index: data.index, count: data.count },
+        shared: data.shared[name] ?? {},
+      });
+      running.push(service);
+      addresses[name] = { ...service.addresses };
+    }
+    port.postMessage({ type: 'ready', index: data.index, addresses } satisfies FrontEndMessage);
+  } catch (error) {
+    port.postMessage({ type: 'error', index: data.index, message: (error as Error).message } satisfies FrontEndMessage);
+    await stop();
+  }
+}

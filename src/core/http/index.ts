@@ -1,0 +1,5 @@
+// The HTTP core: the only module that imports uWebSockets.js.
+export { Router, type Route, type Match, type WebSocketRoute } from './router.js';
+export { startHttpServer, type HttpServerHandle, type HttpServerOptions } from './server.js';
+export { checkContentType } from './exchange.js';
+export * from './types.js';

@@ -1,0 +1,201 @@
+// Settings come from the environment only. Every read goes through EnvReader so a bad value
+// stops the start with one message naming the variable and the value it had.
+
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { parseDuration } from './duration.js';
+
+export { parseDuration } from './duration.js';
+
+export class SettingsError extends Error {
+  constructor(
+    readonly variable: string,
+    readonly value: string,
+    expected: string,
+  ) {
+    super(`invalid setting ${variable}=${JSON.stringify(value)}: expected ${expected}`);
+    this.name = 'SettingsError';
+  }
+}
+
+type Names = string | readonly string[];
+
+interface NumberBounds {
+  min?: number;
+  max?: number;
+}
+
+const TRUE_WORDS = new Set(['true', '1', 't', 'yes', 'y', 'on']);
+const FALSE_WORDS = new Set(['false', '0', 'f', 'no', 'n', 'off']);
+
+/** Typed, validating access to environment variables. Names may list aliases: the first set wins. */
+export class EnvReader {
+  private readonly env: Readonly<Record<string, string | undefined>>;
+
+  constructor(env: Readonly<Record<string, string | undefined>> = process.env) {
+    this.env = env;
+  }
+
+  /** The first of `names` that is set (an empty string counts as unset), with its value. */
+  lookup(names: Names): { name: string; value: string } | undefined {
+    for (const name of typeof names === 'string' ? [names] : names) {
+      const value = this.env[name];
+      if (value !== undefined && value !== '') return { name, value };
+    }
+    return undefined;
+  }
+
+  has(names: Names): boolean {
+    return this.lookup(names) !== undefined;
+  }
+
+  string(names: Names, fallback: string): string {
+    return this.lookup(names)?.value ?? fallback;
+  }
+
+  optionalString(names: Names): string | undefined {
+    return this.lookup(names)?.value;
+  }
+
+  int(names: Names, fallback: number, bounds: NumberBounds = {}): number {
+    const found = this.lookup(names);
+    if (!found) return fallback;
+    const text = found.value.trim();
+    if (!/^[-+]?\d+$/.test(text)) throw new SettingsError(found.name, found.value, 'an integer');
+    const value = Number(text);
+    checkBounds(found.name, found.value, value, bounds);
+    return value;
+  }
+
+  float(names: Names, fallback: number, bounds: NumberBounds = {}): number {
+    const found = this.lookup(names);
+    if (!found) return fallback;
+    const value = Number(found.value.trim());
+    if (found.value.trim() === '' || !Number.isFinite(value)) {
+      throw new SettingsError(found.name, found.value, 'a number');
+    }
+    checkBounds(found.name, found.value, value, bounds);
+    return value;
+  }
+
+  bool(names: Names, fallback: boolean): boolean {
+    const found = this.lookup(names);
+    if (!found) return fallback;
+    const word = found.value.trim().toLowerCase();
+    if (TRUE_WORDS.has(word)) return true;
+    if (FALSE_WORDS.has(word)) return false;
+    throw new SettingsError(found.name, found.value, 'a boolean (true/false)');
+  }
+
+  /** Milliseconds, from `500ms`, `10s`, `1m`, `2h45m`, `1.5s`, `250us` … or a bare number of seconds. */
+  duration(names: Names, fallbackMs: number): number {
+    const found = this.lookup(names);
+    if (!found) return fallbackMs;
+    const ms = parseDuration(found.value);
+    if (ms === undefined) {
+      throw new SettingsError(found.name, found.value, 'a duration such as 500ms, 10s, 1m or 1h30m');
+    }
+    return ms;
+  }
+
+  enumeration<T extends string>(names: Names, values: readonly T[], fallback: T): T {
+    const found = this.lookup(names);
+    if (!found) return fallback;
+    const exact = values.find((v) => v === found.value.trim());
+    if (exact !== undefined) return exact;
+    const loose = values.find((v) => v.toLowerCase() === found.value.trim().toLowerCase());
+    if (loose !== undefined) return loose;
+    throw new SettingsError(found.name, found.value, `one of ${values.join(', ')}`);
+  }
+
+  /** A comma list; blanks are dropped. */
+  list(names: Names, fallback: readonly string[] = []): string[] {
+    const found = this.lookup(names);
+    if (!found) return [...fallback];
+    return found.value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+  }
+
+  /** `<k1:v1>,<k2:v2>` (angle brackets optional) → { k1: 'v1', k2: 'v2' }. */
+  pairs(names: Names): Record<string, string> {
+    const found = this.lookup(names);
+    const out: Record<string, string> = {};
+    if (!found) return out;
+    for (const raw of splitPairs(found.value)) {
+      const item = raw.trim().replace(/^<(.*)>$/, '$1');
+      if (item === '') continue;
+      const colon = item.indexOf(':');
+      if (colon <= 0) throw new SettingsError(found.name, found.value, 'a list of <key:value> pairs');
+      out[item.slice(0, colon).trim()] = item.slice(colon + 1).trim();
+    }
+    return out;
+  }
+}
+
+/** Splits on commas that are not inside <…>, so a value may itself contain a comma. */
+function splitPairs(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of text) {
+    if (ch === '<') depth++;
+    if (ch === '>') depth = Math.max(0, depth - 1);
+    if (ch === ',' && depth === 0) {
+      parts.push(current);
+      current = '';
+    } else {
+      current += ch;
+    }
+  }
+  parts.push(current);
+  return parts;
+}
+
+function checkBounds(name: string, raw: string, value: number, bounds: NumberBounds): void {
+  if (bounds.min !== undefined && value < bounds.min) {
+    throw new SettingsError(name, raw, `a number ≥ ${bounds.min}`);
+  }
+  if (bounds.max !== undefined && value > bounds.max) {
+    throw new SettingsError(name, raw, `a number ≤ ${bounds.max}`);
+  }
+}
+
+export type LogFormat = 'text' | 'json';
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface CoreSettings {
+  readonly dataDir: string;
+  /** Front-end worker threads, each running the uWS apps on the shared ports. */
+  readonly threads: number;
+  readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+  /** Accepted as an admin key in addition to the stored keys (scripted set-ups, tests). */
+  readonly adminToken: string | undefined;
+  /** Time allowed for in-flight requests after a stop signal before sockets are closed. */
+  readonly shutdownGraceMs: number;
+  readonly streams: { readonly host: string; readonly port: number };
+  readonly automation: { readonly host: string; readonly port: number };
+}
+
+export function loadCoreSettings(env: EnvReader = new EnvReader()): CoreSettings {
+  const logLevel = env.enumeration('LOG_LEVEL', [...LOG_LEVELS, 'warning'] as const, 'info');
+  return Object.freeze({
+    dataDir: resolve(env.string('SLUICE_DATA_DIR', './data')),
+    threads: env.int('SLUICE_THREADS', availableParallelism(), { min: 1, max: 256 }),
+    logLevel: logLevel === 'warning' ? 'warn' : logLevel,
+    logFormat: env.enumeration('LOG_FORMAT', ['text', 'json'] as const, 'text'),
+    adminToken: env.optionalString('SLUICE_ADMIN_TOKEN'),
+    shutdownGraceMs: env.duration('SLUICE_SHUTDOWN_GRACE', 10_000),
+    streams: Object.freeze({
+      host: env.string('STREAMS_HOST', '0.0.0.0'),
+      port: env.int('STREAMS_PORT', 8082, { min: 0, max: 65535 }),
+    }),
+    automation: Object.freeze({
+      host: env.string('AUTOMATION_HOST', '0.0.0.0'),
+      port: env.int('AUTOMATION_PORT', 8083, { min: 0, max: 65535 }),
+    }),
+  });
+}

@@ -36,7 +36,10 @@ async function main(argv: string[]): Promise<number> {
     return command ? 0 : 1;
   }
   if (command === 'serve' || (SERVICE_NAMES as readonly string[]).includes(command)) {
-    const { values } = parseArgs({ args: rest, options: { threads: { type: 'string' }, help: { type: 'boolean' } } });
+    const { values } = parseArgs({
+      args: rest,
+      options: { threads: { type: 'string' }, help: { type: 'boolean' } },
+    });
     if (values.help) {
       process.stdout.write(HELP);
       return 0;
@@ -67,13 +70,25 @@ async function keysCommand(args: string[]): Promise<number> {
     if (sub === 'create') {
       const { values } = parseArgs({
         args: rest,
-        options: { tenant: { type: 'string' }, user: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' } },
+        options: {
+          tenant: { type: 'string' },
+          user: { type: 'string' },
+          name: { type: 'string' },
+          scopes: { type: 'string' },
+        },
       });
       const created = await store.create({
         ...(values.tenant ? { tenant: values.tenant } : {}),
         ...(values.user ? { user: values.user } : {}),
         ...(values.name ? { name: values.name } : {}),
-        ...(values.scopes ? { scopes: values.scopes.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+        ...(values.scopes
+          ? {
+              scopes: values.scopes
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean),
+            }
+          : {}),
       });
       process.stdout.write(`${JSON.stringify(created.record)}\ntoken (shown once): ${created.token}\n`);
       return 0;

@@ -63,7 +63,11 @@ export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promis
     }
     port.postMessage({ type: 'ready', index: data.index, addresses } satisfies FrontEndMessage);
   } catch (error) {
-    port.postMessage({ type: 'error', index: data.index, message: (error as Error).message } satisfies FrontEndMessage);
+    port.postMessage({
+      type: 'error',
+      index: data.index,
+      message: (error as Error).message,
+    } satisfies FrontEndMessage);
     await stop();
   }
 }

@@ -18,7 +18,8 @@ export function buildLogger(level: LogLevel, format: LogFormat): Logger {
     level,
     base: null,
     messageKey: format === 'json' ? '@message' : 'msg',
-    timestamp: format === 'json' ? () => `,"@timestamp":"${new Date().toISOString()}"` : pino.stdTimeFunctions.isoTime,
+    timestamp:
+      format === 'json' ? () => `,"@timestamp":"${new Date().toISOString()}"` : pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
   if (format === 'json') return pino(options);
@@ -26,9 +27,17 @@ export function buildLogger(level: LogLevel, format: LogFormat): Logger {
   return pino(options, {
     write(line: string) {
       try {
-        const { level: lvl, time, msg, name, ...rest } = JSON.parse(line) as Record<string, unknown>;
+        const {
+          level: lvl,
+          time,
+          msg,
+          name,
+          ...rest
+        } = JSON.parse(line) as Record<string, string | undefined>;
         const extra = Object.keys(rest).length > 0 ? ' ' + JSON.stringify(rest) : '';
-        process.stderr.write(`${String(time)} ${String(lvl).toUpperCase()} ${name ? `[${String(name)}] ` : ''}${String(msg ?? '')}${extra}\n`);
+        process.stderr.write(
+          `${String(time)} ${String(lvl).toUpperCase()} ${name ? `[${name}] ` : ''}${msg ?? ''}${extra}\n`,
+        );
       } catch {
         process.stderr.write(line);
       }

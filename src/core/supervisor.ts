@@ -11,7 +11,10 @@ import type { ServiceName } from './service.js';
 import { EnvReader, loadCoreSettings } from './settings/index.js';
 import { loadService } from '../services.js';
 
-const workerUrl = new URL(`../../workers/frontend${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+const workerUrl = new URL(
+  `../../workers/frontend${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
+  import.meta.url,
+);
 
 export interface SupervisorOptions {
   services: ServiceName[];
@@ -121,10 +124,13 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   }
 
   const ready = first.find((m) => m.index === 0);
-  print(`sluice: ${options.services.join(', ')} running on ${threads} front-end thread(s); data in ${core.dataDir}`);
+  print(
+    `sluice: ${options.services.join(', ')} running on ${threads} front-end thread(s); data in ${core.dataDir}`,
+  );
   if (ready && ready.type === 'ready') {
     for (const [service, listeners] of Object.entries(ready.addresses)) {
-      for (const [listener, address] of Object.entries(listeners)) print(`  ${service.padEnd(10)} ${listener.padEnd(8)} ${address}`);
+      for (const [listener, address] of Object.entries(listeners))
+        print(`  ${service.padEnd(10)} ${listener.padEnd(8)} ${address}`);
       print(`  ${service.padEnd(10)} auth     ${hints[service] ?? ''}`);
     }
   }

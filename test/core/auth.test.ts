@@ -18,7 +18,12 @@ describe('API keys', () => {
       assert.equal(await store.ensureInitialKey(), undefined, 'only once');
       assert.deepEqual(store.authenticate(first.token)?.scopes, ['admin']);
 
-      const created = await store.create({ tenant: 'acme', user: 'ana', name: 'ci', scopes: ['streams:read'] });
+      const created = await store.create({
+        tenant: 'acme',
+        user: 'ana',
+        name: 'ci',
+        scopes: ['streams:read'],
+      });
       const principal = store.authenticate(created.token);
       assert.deepEqual(
         { tenant: principal?.tenant, user: principal?.user, name: principal?.name },

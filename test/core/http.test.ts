@@ -38,7 +38,9 @@ describe('HTTP core', () => {
     const router = new Router();
     router.get('/hello/:name', (req, res) => res.json({ hello: req.params['name'], q: req.query.get('q') }));
     router.post('/echo', async (req, res) => res.json(await req.json(['application/json'])));
-    router.post('/small', async (req, res) => res.json({ bytes: (await req.body()).length }), { maxBodyBytes: 16 });
+    router.post('/small', async (req, res) => res.json({ bytes: (await req.body()).length }), {
+      maxBodyBytes: 16,
+    });
     router.delete('/hello/:name', (_req, res) => res.send('', 204));
     router.get('/fail', () => {
       throw new HttpError(409, 'conflict', 'already there', { id: 1 }, { 'retry-after': '3' });
@@ -92,14 +94,29 @@ describe('HTTP core', () => {
   });
 
   it('parses JSON and rejects bad JSON (400) and wrong content types (415)', async () => {
-    const ok = await fetch(`${server.url}/echo`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json; charset=utf-8' }, body: '{"a":1}' });
+    const ok = await fetch(`${server.url}/echo`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json; charset=utf-8' },
+      body: '{"a":1}',
+    });
     assert.deepEqual(await ok.json(), { a: 1 });
-    const bad = await fetch(`${server.url}/echo`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"a":' });
+    const bad = await fetch(`${server.url}/echo`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: '{"a":',
+    });
     assert.equal(bad.status, 400);
     assert.equal(((await bad.json()) as any).error.code, 'invalid_json');
-    const empty = await fetch(`${server.url}/echo`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' } });
+    const empty = await fetch(`${server.url}/echo`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+    });
     assert.equal(empty.status, 400);
-    const type = await fetch(`${server.url}/echo`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: '{}' });
+    const type = await fetch(`${server.url}/echo`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'text/plain' },
+      body: '{}',
+    });
     assert.equal(type.status, 415);
     assert.match(((await type.json()) as any).error.message, /application\/json/);
   });
@@ -115,7 +132,16 @@ describe('HTTP core', () => {
   it('answers 413 for a chunked body that grows past the limit', async () => {
     const head = `POST /small HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret-token\r\nTransfer-Encoding: chunked\r\n\r\n`;
     const chunk = (s: string) => `${s.length.toString(16)}\r\n${s}\r\n`;
-    const text = await raw(port(), [Buffer.from(head), Buffer.from(chunk('0123456789')), Buffer.from(chunk('0123456789')), Buffer.from('0\r\n\r\n')], /payload_too_large[\s\S]*\}\}/);
+    const text = await raw(
+      port(),
+      [
+        Buffer.from(head),
+        Buffer.from(chunk('0123456789')),
+        Buffer.from(chunk('0123456789')),
+        Buffer.from('0\r\n\r\n'),
+      ],
+      /payload_too_large[\s\S]*\}\}/,
+    );
     assert.match(text, /^HTTP\/1\.1 413/);
     assert.match(text, /payload_too_large/);
   });
@@ -123,7 +149,9 @@ describe('HTTP core', () => {
   it('survives a client that aborts mid-body and keeps serving', async () => {
     await new Promise<void>((resolve) => {
       const socket = connect(port(), '127.0.0.1', () => {
-        socket.write(`POST /echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret-token\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"a":`);
+        socket.write(
+          `POST /echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret-token\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"a":`,
+        );
         setTimeout(() => {
           socket.destroy();
           resolve();
@@ -138,7 +166,9 @@ describe('HTTP core', () => {
     const res = await fetch(`${server.url}/fail`, { headers: auth });
     assert.equal(res.status, 409);
     assert.equal(res.headers.get('retry-after'), '3');
-    assert.deepEqual(await res.json(), { error: { status: 409, code: 'conflict', message: 'already there' } });
+    assert.deepEqual(await res.json(), {
+      error: { status: 409, code: 'conflict', message: 'already there' },
+    });
     const crash = await fetch(`${server.url}/crash`, { headers: auth });
     assert.equal(crash.status, 500);
     assert.equal(((await crash.json()) as any).error.code, 'internal');
@@ -156,12 +186,20 @@ describe('HTTP core', () => {
       name: 'narrow',
       host: '127.0.0.1',
       port: 0,
-      router: new Router().get('/w', (_q, s) => s.json({}), { scope: 'streams:write' }).get('/r', (_q, s) => s.json({}), { scope: 'streams:read' }),
+      router: new Router()
+        .get('/w', (_q, s) => s.json({}), { scope: 'streams:write' })
+        .get('/r', (_q, s) => s.json({}), { scope: 'streams:read' }),
       errorBody,
-      authenticator: { authenticate: (t) => (t === 'reader' ? { keyId: 'k', tenant: 't', user: 'u', name: 'n', scopes: ['streams:read'] } : null) },
+      authenticator: {
+        authenticate: (t) =>
+          t === 'reader' ? { keyId: 'k', tenant: 't', user: 'u', name: 'n', scopes: ['streams:read'] } : null,
+      },
     });
     try {
-      assert.equal((await fetch(`${narrow.url}/r`, { headers: { authorization: 'Bearer reader' } })).status, 200);
+      assert.equal(
+        (await fetch(`${narrow.url}/r`, { headers: { authorization: 'Bearer reader' } })).status,
+        200,
+      );
       const denied = await fetch(`${narrow.url}/w`, { headers: { authorization: 'Bearer reader' } });
       assert.equal(denied.status, 403);
       assert.equal(((await denied.json()) as any).error.code, 'forbidden');

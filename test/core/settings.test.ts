@@ -12,11 +12,20 @@ describe('settings', () => {
     assert.equal(parseDuration('1.5s'), 1500);
     assert.equal(parseDuration('0'), 0);
     assert.equal(parseDuration('3'), 3000);
-    for (const bad of ['', 'ten', '10x', 's', '-1s', '10 s']) assert.equal(parseDuration(bad), undefined, bad);
+    for (const bad of ['', 'ten', '10x', 's', '-1s', '10 s'])
+      assert.equal(parseDuration(bad), undefined, bad);
   });
 
   it('reads typed values with defaults', () => {
-    const env = new EnvReader({ N: '42', F: '0.5', B: 'TRUE', D: '2m', E: 'fixed', L: 'a, b,,c', P: '<k1:v1>,<k2:v:2>' });
+    const env = new EnvReader({
+      N: '42',
+      F: '0.5',
+      B: 'TRUE',
+      D: '2m',
+      E: 'fixed',
+      L: 'a, b,,c',
+      P: '<k1:v1>,<k2:v:2>',
+    });
     assert.equal(env.int('N', 1), 42);
     assert.equal(env.int('MISSING', 7), 7);
     assert.equal(env.float('F', 1), 0.5);
@@ -45,7 +54,11 @@ describe('settings', () => {
       [() => new EnvReader({ X: 'NaN' }).float('X', 0), 'X="NaN"'],
     ];
     for (const [read, text] of cases) {
-      assert.throws(read, (error: unknown) => error instanceof SettingsError && error.message.includes(text), text);
+      assert.throws(
+        read,
+        (error: unknown) => error instanceof SettingsError && error.message.includes(text),
+        text,
+      );
     }
   });
 

@@ -19,7 +19,11 @@ export interface TestContext {
 }
 
 export async function makeTestContext(
-  options: { env?: Record<string, string>; shared?: Record<string, SharedArrayBuffer>; dataDir?: string } = {},
+  options: {
+    env?: Record<string, string>;
+    shared?: Record<string, SharedArrayBuffer>;
+    dataDir?: string;
+  } = {},
 ): Promise<TestContext> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
   const token = 'test-admin-token-' + Math.random().toString(36).slice(2);

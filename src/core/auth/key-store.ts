@@ -61,7 +61,13 @@ export class KeyStore implements Authenticator {
 
   authenticate(token: string): Principal | null {
     if (this.adminTokenHash && timingSafeEqual(sha256(token), this.adminTokenHash)) {
-      return { keyId: 'env:SLUICE_ADMIN_TOKEN', tenant: 'default', user: 'admin', name: 'SLUICE_ADMIN_TOKEN', scopes: ['admin'] };
+      return {
+        keyId: 'env:SLUICE_ADMIN_TOKEN',
+        tenant: 'default',
+        user: 'admin',
+        name: 'SLUICE_ADMIN_TOKEN',
+        scopes: ['admin'],
+      };
     }
     const match = TOKEN.exec(token);
     if (!match) return null;
@@ -69,10 +75,21 @@ export class KeyStore implements Authenticator {
     if (!record || record.revokedAt) return null;
     const expected = Buffer.from(record.hash, 'hex');
     if (!timingSafeEqual(sha256(match[2]!), expected)) return null;
-    return { keyId: record.id, tenant: record.tenant, user: record.user, name: record.name, scopes: record.scopes };
+    return {
+      keyId: record.id,
+      tenant: record.tenant,
+      user: record.user,
+      name: record.name,
+      scopes: record.scopes,
+    };
   }
 
-  async create(input: { tenant?: string; user?: string; name?: string; scopes?: string[] }): Promise<CreatedKey> {
+  async create(input: {
+    tenant?: string;
+    user?: string;
+    name?: string;
+    scopes?: string[];
+  }): Promise<CreatedKey> {
     const id = alnumId(12);
     const secret = randomBytes(32).toString('base64url');
     const record: KeyRecord = {

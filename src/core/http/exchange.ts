@@ -7,7 +7,13 @@ import { STATUS_CODES } from 'node:http';
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import type { Principal } from '../auth/types.js';
 import { BodyReader } from './body.js';
-import { HttpError, type ErrorBodyFactory, type HttpRequest, type HttpResponse, type StreamWriter } from './types.js';
+import {
+  HttpError,
+  type ErrorBodyFactory,
+  type HttpRequest,
+  type HttpResponse,
+  type StreamWriter,
+} from './types.js';
 
 const textDecoder = new TextDecoder();
 const statusLines = new Map<number, string>();
@@ -72,7 +78,8 @@ export class Request implements HttpRequest {
   async json<T = unknown>(types?: readonly string[]): Promise<T> {
     if (types && types.length > 0) checkContentType(this.headers['content-type'], types);
     const body = await this.body();
-    if (body.length === 0) throw new HttpError(400, 'invalid_json', 'request body is empty; a JSON document is required');
+    if (body.length === 0)
+      throw new HttpError(400, 'invalid_json', 'request body is empty; a JSON document is required');
     try {
       return JSON.parse(body.toString('utf8')) as T;
     } catch (error) {
@@ -217,7 +224,8 @@ export class Exchange implements HttpResponse {
     if (ok) return Promise.resolve();
     // Backpressure: uWS keeps the chunk; wait until the socket drains before producing more.
     return new Promise((resolve, reject) => {
-      this.writable = () => (this.aborted ? reject(new HttpError(499, 'aborted', 'client closed the connection')) : resolve());
+      this.writable = () =>
+        this.aborted ? reject(new HttpError(499, 'aborted', 'client closed the connection')) : resolve();
       this.res.onWritable(() => {
         const wake = this.writable;
         this.writable = undefined;

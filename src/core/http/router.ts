@@ -15,7 +15,11 @@ export interface Route {
 export interface WebSocketRoute {
   readonly pattern: string;
   readonly handlers: WebSocketHandlers;
-  readonly options: RouteOptions & { maxPayloadBytes?: number; maxBackpressureBytes?: number; idleTimeoutS?: number };
+  readonly options: RouteOptions & {
+    maxPayloadBytes?: number;
+    maxBackpressureBytes?: number;
+    idleTimeoutS?: number;
+  };
 }
 
 interface Node {

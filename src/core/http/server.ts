@@ -63,9 +63,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const header = exchange.request.headers['authorization'];
     const match = header ? /^Bearer\s*:?\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) {
-      return new HttpError(401, 'unauthorized', 'missing bearer token: send Authorization: Bearer <API key>', undefined, {
-        'www-authenticate': 'Bearer',
-      });
+      return new HttpError(
+        401,
+        'unauthorized',
+        'missing bearer token: send Authorization: Bearer <API key>',
+        undefined,
+        {
+          'www-authenticate': 'Bearer',
+        },
+      );
     }
     const principal = options.authenticator.authenticate(match[1]!);
     if (!principal) {
@@ -95,8 +101,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       answerError(exchange, error);
       return;
     }
-    if (result && typeof (result as Promise<void>).then === 'function') {
-      (result as Promise<void>).then(undefined, (error: unknown) => answerError(exchange, error));
+    if (result && typeof result.then === 'function') {
+      result.then(undefined, (error: unknown) => answerError(exchange, error));
     }
   };
 
@@ -106,8 +112,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       exchange.fail(error);
       return;
     }
-    log?.error({ err: error, requestId: exchange.requestId, path: exchange.request.path }, 'request handler failed');
-    if (!exchange.sent) exchange.error(500, 'internal', 'internal server error; see the server log for request ' + exchange.requestId);
+    log?.error(
+      { err: error, requestId: exchange.requestId, path: exchange.request.path },
+      'request handler failed',
+    );
+    if (!exchange.sent)
+      exchange.error(
+        500,
+        'internal',
+        'internal server error; see the server log for request ' + exchange.requestId,
+      );
   };
 
   for (const wsRoute of options.router.webSocketRoutes()) {
@@ -132,7 +146,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
           const data = await wsRoute.handlers.upgrade(exchange.request);
           if (exchange.aborted) return;
           exchange.sent = true;
-          res.cork(() => res.upgrade({ route: wsRoute, data, conn: undefined }, key, protocol, extensions, context));
+          res.cork(() =>
+            res.upgrade({ route: wsRoute, data, conn: undefined }, key, protocol, extensions, context),
+          );
           inflight.delete(exchange);
         });
       },
@@ -164,7 +180,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const path = req.getUrl();
     const headers: Record<string, string> = {};
     req.forEach((k, v) => (headers[k] = v));
-    const exchange = new Exchange(res, method, path, req.getQuery() ?? '', headers, headers['x-request-id'] || nextRequestId(), hooks);
+    const exchange = new Exchange(
+      res,
+      method,
+      path,
+      req.getQuery() ?? '',
+      headers,
+      headers['x-request-id'] || nextRequestId(),
+      hooks,
+    );
     inflight.add(exchange);
     res.onAborted(() => exchange.handleAbort());
 
@@ -174,14 +198,19 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     }
     if (match.kind === 'method-not-allowed') {
       exchange.header('allow', match.allow.join(', '));
-      return exchange.error(405, 'method_not_allowed', `${method} is not allowed on ${path}; allowed: ${match.allow.join(', ')}`);
+      return exchange.error(
+        405,
+        'method_not_allowed',
+        `${method} is not allowed on ${path}; allowed: ${match.allow.join(', ')}`,
+      );
     }
     const { route, params } = match;
     exchange.request.params = params;
 
     const limit = route.options.maxBodyBytes ?? maxBody;
     const declared = headers['content-length'];
-    const hasBody = (declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined;
+    const hasBody =
+      (declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined;
     if (hasBody) {
       if (declared !== undefined && Number(declared) > limit) {
         // Refuse before reading; the connection closes so the unread body cannot be taken as a request.
@@ -206,10 +235,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     app.listen(options.host, options.port, (socket) => {
       if (socket) resolve(socket);
-      else reject(new Error(`${options.name}: cannot listen on ${options.host}:${options.port} (address in use or not permitted)`));
+      else
+        reject(
+          new Error(
+            `${options.name}: cannot listen on ${options.host}:${options.port} (address in use or not permitted)`,
+          ),
+        );
     });
   });
-  const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
+  const port = uWS.us_socket_local_port(listenSocket);
   const displayHost = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
   let closed = false;
 

@@ -3,18 +3,15 @@
 // SIGTERM/SIGINT asks every thread to drain and waits for them before exiting 0.
 
 import { mkdirSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { openKeyStore } from './auth/index.js';
 import type { FrontEndData, FrontEndMessage } from './frontend.js';
 import { createLogger } from './log.js';
 import type { ServiceName } from './service.js';
 import { EnvReader, loadCoreSettings } from './settings/index.js';
+import { startWorker } from './worker-entry.js';
 import { loadService } from '../services.js';
 
-const workerUrl = new URL(
-  `../../workers/frontend${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
-  import.meta.url,
-);
 
 export interface SupervisorOptions {
   services: ServiceName[];
@@ -54,7 +51,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   const spawn = (index: number): Promise<FrontEndMessage> =>
     new Promise((resolve) => {
       const data: FrontEndData = { services: options.services, shared, index, count: threads };
-      const worker = new Worker(workerUrl, { workerData: data });
+      const worker = startWorker('frontend', { workerData: { ...data } });
       workers.set(index, worker);
       let settled = false;
       worker.on('message', (message: FrontEndMessage) => {

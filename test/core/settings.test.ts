@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { EnvReader, loadCoreSettings, parseDuration, SettingsError } from '../../src/core/settings/index.js';
 

@@ -51,6 +51,7 @@ describe('HTTP core', () => {
     router.get('/public', (_req, res) => res.json({ ok: true }), { scope: false });
     router.get('/needs-write', (_req, res) => res.json({ ok: true }), { scope: 'streams:write' });
     router.get('/files/*', (req, res) => res.json({ rest: req.params['*'] }));
+    router.ws('/ws/:name', { upgrade: (req) => ({ name: req.params['name'] }) }, { scope: false });
     router.get('/big', async (_req, res) => {
       const writer = res.stream();
       res.header('content-type', 'application/x-ndjson');
@@ -243,6 +244,14 @@ describe('HTTP core', () => {
     const answered = await pending;
     await closing;
     assert.deepEqual(answered, { status: 200, body: { finished: true } });
+  });
+
+  it('upgrades WebSockets and survives a malformed escape in the path', async () => {
+    const upgrade = (path: string) =>
+      raw(port(), `GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`, /\r\n\r\n/);
+    assert.match(await upgrade('/ws/ok'), /^HTTP\/1\.1 101/);
+    assert.match(await upgrade('/ws/%E0%A4%A'), /^HTTP\/1\.1 101/);
+    assert.equal((await fetch(`${server.url}/public`)).status, 200);
   });
 
   function port(): number {

@@ -165,7 +165,7 @@ function bindParams(names: readonly string[], values: readonly string[]): Record
   return params;
 }
 
-function safeDecode(segment: string): string {
+export function safeDecode(segment: string): string {
   if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);

@@ -9,7 +9,7 @@ import { hasScope, type Authenticator } from '../auth/types.js';
 import { nextRequestId } from '../ids.js';
 import { BodyReader, tooLarge } from './body.js';
 import { Exchange } from './exchange.js';
-import type { Router } from './router.js';
+import { safeDecode, type Router } from './router.js';
 import { HttpError, type ErrorBodyFactory, type WebSocketConnection } from './types.js';
 
 export interface HttpServerOptions {
@@ -134,15 +134,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         req.forEach((k, v) => (headers[k] = v));
         const url = req.getUrl();
         const exchange = new Exchange(res, 'GET', url, req.getQuery() ?? '', headers, nextRequestId(), hooks);
-        exchange.request.params = paramsFromPattern(wsRoute.pattern, url);
-        inflight.add(exchange);
+        // onAborted first: uWS aborts the process if a handler returns without it and without answering.
         res.onAborted(() => exchange.handleAbort());
+        inflight.add(exchange);
+        exchange.request.params = paramsFromPattern(wsRoute.pattern, url);
         const key = headers['sec-websocket-key'] ?? '';
         const protocol = headers['sec-websocket-protocol'] ?? '';
         const extensions = headers['sec-websocket-extensions'] ?? '';
-        const denied = authenticate(exchange, scopeFor('GET', wsRoute.options.scope));
-        if (denied) return exchange.fail(denied);
         runHandler(exchange, async () => {
+          const denied = authenticate(exchange, scopeFor('GET', wsRoute.options.scope));
+          if (denied) return exchange.fail(denied);
           const data = await wsRoute.handlers.upgrade(exchange.request);
           if (exchange.aborted) return;
           exchange.sent = true;
@@ -227,9 +228,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       exchange.request.setBodyReader(reader);
     }
 
-    const denied = authenticate(exchange, scopeFor(method, route.options.scope));
-    if (denied) return exchange.fail(denied);
-    runHandler(exchange, () => route.handler(exchange.request, exchange));
+    runHandler(exchange, () => {
+      const denied = authenticate(exchange, scopeFor(method, route.options.scope));
+      if (denied) return exchange.fail(denied);
+      return route.handler(exchange.request, exchange);
+    });
   });
 
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
@@ -306,7 +309,7 @@ function paramsFromPattern(pattern: string, path: string): Record<string, string
   const values = path.split('/');
   const params: Record<string, string> = {};
   names.forEach((name, i) => {
-    if (name.startsWith(':')) params[name.slice(1)] = decodeURIComponent(values[i] ?? '');
+    if (name.startsWith(':')) params[name.slice(1)] = safeDecode(values[i] ?? '');
   });
   return params;
 }

@@ -1,0 +1,44 @@
+// Failures the streams engine reports, numbered like Confluent's REST Proxy (error_code) so
+// clients written for Kafka REST proxies recognise them. The HTTP layer turns them into answers;
+// nothing below http/ knows about HTTP.
+
+export class StreamsError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'StreamsError';
+  }
+}
+
+export const ErrorCodes = {
+  topicInvalid: 40002,
+  topicNotFound: 40401,
+  partitionNotFound: 40402,
+  instanceNotFound: 40403,
+  notAcceptable: 40601,
+  illegalState: 40903,
+  invalidRecord: 42203,
+  invalidConsumerConfig: 42204,
+  storageFailure: 50002,
+  storageRetriable: 50003,
+} as const;
+
+export const topicNotFound = (topic: string): StreamsError =>
+  new StreamsError(404, ErrorCodes.topicNotFound, `topic '${topic}' not found`);
+
+export const partitionNotFound = (topic: string, partition: number, count: number): StreamsError =>
+  new StreamsError(
+    404,
+    ErrorCodes.partitionNotFound,
+    `partition ${partition} of topic '${topic}' not found (the topic has partitions 0..${count - 1})`,
+  );
+
+export const illegalState = (message: string): StreamsError =>
+  new StreamsError(409, ErrorCodes.illegalState, message);
+
+/** A request field that is wrong; `code` picks the Confluent number, 422 otherwise. */
+export const unprocessable = (message: string, code: number = 422): StreamsError =>
+  new StreamsError(422, code, message);

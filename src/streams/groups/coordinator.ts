@@ -1,0 +1,491 @@
+// Consumer groups: instances, subscriptions, partition ownership, positions and commits.
+// Everything runs on one event loop (the service is pinned to front-end thread 0), so the
+// group state needs no locks; what must survive a restart is written through GroupStore.
+
+import {
+  illegalState,
+  partitionNotFound,
+  topicNotFound,
+  unprocessable,
+  ErrorCodes,
+  StreamsError,
+} from '../errors.js';
+import type { StoredRecord, TopicInfo, TopicLog } from '../log/types.js';
+import { assignPartitions, type TopicPartition } from './assignment.js';
+import type { GroupStore, InstanceConfig, InstanceRecord } from './store.js';
+
+export interface ConsumedRecord {
+  readonly topic: string;
+  readonly record: StoredRecord;
+}
+
+export interface FetchOptions {
+  readonly timeoutMs: number;
+  readonly maxBytes: number;
+  readonly maxRecords: number;
+  /** Ends a long poll early (client went away). */
+  readonly signal?: AbortSignal;
+  /** Commit what earlier fetches delivered before reading (default: the instance's auto-commit). */
+  readonly commitDelivered?: boolean;
+  /** The push stream's own reads; HTTP fetches are refused while a push stream is open. */
+  readonly push?: boolean;
+}
+
+export interface OffsetEntry {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+}
+
+export interface GroupLimits {
+  readonly maxInstancesPerGroup: number;
+  readonly instanceTimeoutMs: number;
+}
+
+interface Assigned {
+  readonly topic: TopicInfo;
+  readonly partition: number;
+  readonly key: string;
+}
+
+export class ConsumerInstance {
+  readonly positions = new Map<string, number>();
+  assigned: Assigned[] = [];
+  assignedKeys = new Set<string>();
+  topics: string[];
+  lastSeen: number;
+  /** Fetches running or queued: reads of one instance are served one after another, in order. */
+  readers = 0;
+  readTail: Promise<void> = Promise.resolve();
+  /** Open push (WebSocket) streams; an instance being streamed to is not idle. */
+  pushStreams = 0;
+  deleted = false;
+  cursor = 0;
+  wake: (() => void) | undefined;
+
+  constructor(
+    readonly group: string,
+    readonly id: string,
+    readonly seq: number,
+    readonly createdAt: number,
+    readonly config: InstanceConfig,
+    topics: readonly string[],
+    now: number,
+  ) {
+    this.topics = [...topics];
+    this.lastSeen = now;
+  }
+
+  toRecord(): InstanceRecord {
+    return {
+      group: this.group,
+      id: this.id,
+      seq: this.seq,
+      createdAt: this.createdAt,
+      config: this.config,
+      topics: this.topics,
+      positions: Object.fromEntries(this.positions),
+    };
+  }
+}
+
+const instanceNotFound = (group: string, id: string): StreamsError =>
+  new StreamsError(
+    404,
+    ErrorCodes.instanceNotFound,
+    `consumer instance '${id}' not found in group '${group}' (deleted, expired, or never created)`,
+  );
+
+export const positionKey = (topic: string, partition: number): string => `${topic}/${partition}`;
+
+export class ConsumerGroups {
+  private readonly groups = new Map<string, Map<string, ConsumerInstance>>();
+  private readonly waiting = new Set<ConsumerInstance>();
+  private readonly unsubscribeLog: () => void;
+  private nextSeq = 1;
+  private closed = false;
+
+  constructor(
+    private readonly log: TopicLog,
+    private readonly store: GroupStore,
+    private readonly limits: GroupLimits,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.unsubscribeLog = log.onAppend((topic, partition) => this.onAppend(topic, partition));
+    this.restore();
+  }
+
+  /** Reloads instances from the store; idle time restarts from now (downtime is not the client's). */
+  private restore(): void {
+    const now = this.now();
+    const touched = new Set<string>();
+    for (const record of this.store.loadInstances()) {
+      const instance = new ConsumerInstance(
+        record.group,
+        record.id,
+        record.seq,
+        record.createdAt,
+        record.config,
+        record.topics,
+        now,
+      );
+      for (const [key, offset] of Object.entries(record.positions)) instance.positions.set(key, offset);
+      this.membersOf(record.group, true).set(record.id, instance);
+      this.nextSeq = Math.max(this.nextSeq, record.seq + 1);
+      touched.add(record.group);
+    }
+    for (const group of touched) this.rebalance(group, false);
+  }
+
+  create(group: string, config: InstanceConfig, id: string): ConsumerInstance {
+    const members = this.membersOf(group, true);
+    if (members.size >= this.limits.maxInstancesPerGroup) {
+      throw unprocessable(
+        `consumer group '${group}' already has ${members.size} instances (limit STREAMS_MAX_INSTANCES_PER_GROUP=${this.limits.maxInstancesPerGroup})`,
+      );
+    }
+    const instance = new ConsumerInstance(group, id, this.nextSeq++, this.now(), config, [], this.now());
+    members.set(id, instance);
+    this.store.saveInstance(instance.toRecord());
+    return instance;
+  }
+
+  /** The instance, renewed against idle expiry; 404/40403 when unknown. */
+  get(group: string, id: string): ConsumerInstance {
+    const instance = this.groups.get(group)?.get(id);
+    if (!instance) throw instanceNotFound(group, id);
+    instance.lastSeen = this.now();
+    return instance;
+  }
+
+  instances(group: string): ConsumerInstance[] {
+    return [...(this.groups.get(group)?.values() ?? [])];
+  }
+
+  /** Leaves the group; with auto-commit, what was delivered is committed first (like a Kafka close). */
+  delete(instance: ConsumerInstance, commit: boolean): void {
+    if (commit && instance.config.autoCommit) this.commitPositions(instance);
+    this.remove(instance);
+  }
+
+  private remove(instance: ConsumerInstance): void {
+    const members = this.groups.get(instance.group);
+    if (!members || members.get(instance.id) !== instance) return;
+    members.delete(instance.id);
+    instance.deleted = true;
+    instance.wake?.();
+    this.store.deleteInstance(instance.group, instance.id);
+    if (members.size === 0) this.groups.delete(instance.group);
+    else this.rebalance(instance.group, true);
+  }
+
+  /** Replaces the subscription (an empty list unsubscribes); every topic must exist. */
+  subscribe(instance: ConsumerInstance, topics: readonly string[]): void {
+    const unique = [...new Set(topics)];
+    for (const name of unique) if (!this.log.topic(name)) throw topicNotFound(name);
+    instance.topics = unique;
+    this.store.saveInstance(instance.toRecord());
+    this.rebalance(instance.group, true);
+  }
+
+  async fetch(instance: ConsumerInstance, options: FetchOptions): Promise<ConsumedRecord[]> {
+    const deadline = this.now() + options.timeoutMs;
+    this.checkReadable(instance, options);
+    // Concurrent fetches on one instance queue up (as Confluent's proxy serialises them), so
+    // each gets the next records and none is delivered twice.
+    const previous = instance.readTail;
+    let release!: () => void;
+    instance.readTail = new Promise((resolve) => (release = resolve));
+    instance.readers++;
+    try {
+      await previous;
+      if (instance.deleted) throw instanceNotFound(instance.group, instance.id);
+      this.checkReadable(instance, options);
+      if (options.commitDelivered ?? instance.config.autoCommit) this.commitPositions(instance);
+      for (;;) {
+        this.requirePositions(instance);
+        const records = this.collect(instance, options);
+        if (records.length > 0) {
+          this.store.saveInstance(instance.toRecord());
+          return records;
+        }
+        const left = deadline - this.now();
+        if (left <= 0 || instance.deleted || this.closed || options.signal?.aborted) return [];
+        await this.waitForData(instance, left, options.signal);
+      }
+    } finally {
+      instance.readers--;
+      instance.lastSeen = this.now();
+      release();
+    }
+  }
+
+  private checkReadable(instance: ConsumerInstance, options: FetchOptions): void {
+    if (instance.topics.length === 0) {
+      throw illegalState(
+        'consumer instance is not subscribed to any topic; POST {"topics":[...]} to its /subscription first',
+      );
+    }
+    if (!options.push && instance.pushStreams > 0) {
+      throw illegalState(
+        'this consumer instance is being read by a push (WebSocket) stream; close it to fetch over HTTP',
+      );
+    }
+  }
+
+  /** Commits the instance's current positions for every partition it owns. */
+  commitPositions(instance: ConsumerInstance): void {
+    for (const a of instance.assigned) {
+      const position = instance.positions.get(a.key);
+      if (position !== undefined) this.store.commit(instance.group, a.topic.name, a.partition, position);
+    }
+  }
+
+  /** Explicit commit: each offset is the last record consumed; the group resumes after it. */
+  commitOffsets(instance: ConsumerInstance, entries: readonly OffsetEntry[]): void {
+    const checked = entries.map((e) => {
+      const topic = this.topicPartition(e.topic, e.partition);
+      const end = this.log.endOffset(topic, e.partition);
+      if (e.offset < -1 || e.offset >= end) {
+        throw unprocessable(
+          `offset ${e.offset} for ${e.topic}/${e.partition} is not a consumed offset (the partition holds offsets up to ${end - 1})`,
+        );
+      }
+      return e;
+    });
+    for (const e of checked) this.store.commit(instance.group, e.topic, e.partition, e.offset + 1);
+  }
+
+  /** Committed next-to-read offsets; -1 where the group has none. Defaults to the owned partitions. */
+  committedOffsets(instance: ConsumerInstance, partitions?: readonly TopicPartition[]): OffsetEntry[] {
+    const list =
+      partitions ?? instance.assigned.map((a) => ({ topic: a.topic.name, partition: a.partition }));
+    return list.map((tp) => {
+      this.topicPartition(tp.topic, tp.partition);
+      const offset = this.store.committedOffset(instance.group, tp.topic, tp.partition);
+      return { topic: tp.topic, partition: tp.partition, offset: offset ?? -1 };
+    });
+  }
+
+  /** Next offset to fetch for each partition the instance owns. */
+  positionsOf(instance: ConsumerInstance): OffsetEntry[] {
+    return instance.assigned.map((a) => ({
+      topic: a.topic.name,
+      partition: a.partition,
+      offset: instance.positions.get(a.key) ?? -1,
+    }));
+  }
+
+  seek(instance: ConsumerInstance, entries: readonly OffsetEntry[]): void {
+    const moves = entries.map((e) => {
+      const topic = this.owned(instance, e.topic, e.partition);
+      const beginning = this.log.beginningOffset(topic, e.partition);
+      const end = this.log.endOffset(topic, e.partition);
+      if (e.offset < beginning || e.offset > end) {
+        throw unprocessable(
+          `offset ${e.offset} for ${e.topic}/${e.partition} is out of range [${beginning}, ${end}]`,
+        );
+      }
+      return e;
+    });
+    for (const e of moves) instance.positions.set(positionKey(e.topic, e.partition), e.offset);
+    this.store.saveInstance(instance.toRecord());
+  }
+
+  seekToBeginning(instance: ConsumerInstance, partitions: readonly TopicPartition[]): void {
+    this.seek(
+      instance,
+      partitions.map((tp) => ({
+        ...tp,
+        offset: this.log.beginningOffset(this.owned(instance, tp.topic, tp.partition), tp.partition),
+      })),
+    );
+  }
+
+  seekToEnd(instance: ConsumerInstance, partitions: readonly TopicPartition[]): void {
+    this.seek(
+      instance,
+      partitions.map((tp) => ({
+        ...tp,
+        offset: this.log.endOffset(this.owned(instance, tp.topic, tp.partition), tp.partition),
+      })),
+    );
+  }
+
+  /** Drops instances idle longer than the timeout (no commit: the client may have died mid-batch). */
+  expireIdle(): ConsumerInstance[] {
+    const cutoff = this.now() - this.limits.instanceTimeoutMs;
+    const expired: ConsumerInstance[] = [];
+    for (const members of this.groups.values()) {
+      for (const instance of members.values()) {
+        if (instance.readers === 0 && instance.pushStreams === 0 && instance.lastSeen < cutoff)
+          expired.push(instance);
+      }
+    }
+    for (const instance of expired) this.remove(instance);
+    return expired;
+  }
+
+  /** True once the service is shutting down: fetches stop waiting. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Resolves when group writes issued so far are durable. */
+  flush(): Promise<void> {
+    return this.store.flush();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.unsubscribeLog();
+    for (const instance of this.waiting) instance.wake?.();
+  }
+
+  private membersOf(group: string, create: boolean): Map<string, ConsumerInstance> {
+    let members = this.groups.get(group);
+    if (!members) {
+      members = new Map();
+      if (create) this.groups.set(group, members);
+    }
+    return members;
+  }
+
+  /**
+   * Recomputes who owns which partition. Partitions leaving an instance have their position
+   * committed first (with auto-commit), so the next owner starts after what was delivered.
+   */
+  private rebalance(group: string, commitRevoked: boolean): void {
+    const members = [...(this.groups.get(group)?.values() ?? [])];
+    const plan = assignPartitions(
+      members.map((m) => ({ id: m.id, seq: m.seq, topics: m.topics })),
+      (name) => this.log.topic(name),
+    );
+    const changed = new Set<ConsumerInstance>();
+    for (const member of members) {
+      const keep = new Set((plan.get(member.id) ?? []).map((tp) => positionKey(tp.topic, tp.partition)));
+      for (const [key, position] of member.positions) {
+        if (keep.has(key)) continue;
+        if (commitRevoked && member.config.autoCommit) {
+          const slash = key.lastIndexOf('/');
+          this.store.commit(group, key.slice(0, slash), Number(key.slice(slash + 1)), position);
+        }
+        member.positions.delete(key);
+        changed.add(member);
+      }
+    }
+    for (const member of members) {
+      const assigned: Assigned[] = [];
+      for (const tp of plan.get(member.id) ?? []) {
+        const topic = this.log.topic(tp.topic)!;
+        const key = positionKey(tp.topic, tp.partition);
+        assigned.push({ topic, partition: tp.partition, key });
+        if (member.positions.has(key)) continue;
+        const initial = this.initialPosition(member, topic, tp.partition);
+        if (initial !== undefined) {
+          member.positions.set(key, initial);
+          changed.add(member);
+        }
+      }
+      member.assigned = assigned;
+      member.assignedKeys = new Set(assigned.map((a) => a.key));
+      member.cursor = 0;
+      member.wake?.();
+    }
+    for (const member of changed) this.store.saveInstance(member.toRecord());
+  }
+
+  /** A committed group offset wins; otherwise the instance's auto.offset.reset decides. */
+  private initialPosition(member: ConsumerInstance, topic: TopicInfo, partition: number): number | undefined {
+    const committed = this.store.committedOffset(member.group, topic.name, partition);
+    if (committed !== undefined) return committed;
+    switch (member.config.offsetReset) {
+      case 'earliest':
+        return this.log.beginningOffset(topic, partition);
+      case 'latest':
+        return this.log.endOffset(topic, partition);
+      case 'none':
+        return undefined;
+    }
+  }
+
+  private requirePositions(instance: ConsumerInstance): void {
+    for (const a of instance.assigned) {
+      if (!instance.positions.has(a.key)) {
+        throw illegalState(
+          `no committed offset for ${a.topic.name}/${a.partition} and auto.offset.reset is none; set one with POST .../positions, /positions/beginning or /positions/end`,
+        );
+      }
+    }
+  }
+
+  private collect(instance: ConsumerInstance, options: FetchOptions): ConsumedRecord[] {
+    const owned = instance.assigned;
+    const out: ConsumedRecord[] = [];
+    let bytes = 0;
+    // Start at a rotating partition so a busy partition cannot starve the others.
+    for (let i = 0; i < owned.length; i++) {
+      const a = owned[(instance.cursor + i) % owned.length]!;
+      const position = instance.positions.get(a.key);
+      if (position === undefined) continue;
+      const records = this.log.read(a.topic, a.partition, position, {
+        maxRecords: options.maxRecords - out.length,
+        maxBytes: options.maxBytes - bytes,
+        atLeastOne: out.length === 0,
+      });
+      if (records.length === 0) continue;
+      for (const record of records) {
+        out.push({ topic: a.topic.name, record });
+        bytes += record.size;
+      }
+      instance.positions.set(a.key, records[records.length - 1]!.offset + 1);
+      if (out.length >= options.maxRecords || bytes >= options.maxBytes) break;
+    }
+    if (owned.length > 0) instance.cursor = (instance.cursor + 1) % owned.length;
+    return out;
+  }
+
+  private waitForData(
+    instance: ConsumerInstance,
+    ms: number,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        this.waiting.delete(instance);
+        instance.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done);
+      instance.wake = done;
+      this.waiting.add(instance);
+    });
+  }
+
+  private onAppend(topic: TopicInfo, partition: number): void {
+    if (this.waiting.size === 0) return;
+    const key = positionKey(topic.name, partition);
+    for (const instance of [...this.waiting]) {
+      if (instance.assignedKeys.has(key)) instance.wake?.();
+    }
+  }
+
+  private topicPartition(name: string, partition: number): TopicInfo {
+    const topic = this.log.topic(name);
+    if (!topic) throw topicNotFound(name);
+    if (!Number.isInteger(partition) || partition < 0 || partition >= topic.partitions)
+      throw partitionNotFound(name, partition, topic.partitions);
+    return topic;
+  }
+
+  private owned(instance: ConsumerInstance, name: string, partition: number): TopicInfo {
+    const topic = this.topicPartition(name, partition);
+    if (!instance.assignedKeys.has(positionKey(name, partition))) {
+      throw illegalState(`partition ${name}/${partition} is not assigned to this consumer instance`);
+    }
+    return topic;
+  }
+}

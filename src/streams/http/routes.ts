@@ -1,0 +1,346 @@
+// The streams HTTP API: the spec's five endpoints plus the Confluent-v2-style extensions.
+// Produce and topic creation need `streams:write`; everything else (reading topics, consumer
+// instances, fetching, commits) needs `streams:read`.
+
+import { Router, type HttpRequest, type HttpResponse, type RouteOptions } from '../../core/http/index.js';
+import { uuid } from '../../core/ids.js';
+import { ErrorCodes, StreamsError, topicNotFound, unprocessable } from '../errors.js';
+import type { ConsumerGroups, ConsumerInstance } from '../groups/coordinator.js';
+import type { Partitioner } from '../log/partitioner.js';
+import type { AppendRecord, TopicInfo, TopicLog } from '../log/types.js';
+import type { StreamsSettings } from '../settings.js';
+import { optionalJson } from './body.js';
+import { handler } from './errors.js';
+import { BODY_TYPES, PLAIN_JSON, STREAMS_JSON, negotiate } from './media.js';
+import { pushHandlers } from './push.js';
+import { renderRecords } from './render.js';
+import {
+  checkName,
+  parseConsumerConfig,
+  parseOffsets,
+  parsePartitions,
+  parseProduce,
+  parseSubscription,
+  parseTopicCreation,
+  queryInt,
+} from './validate.js';
+
+export interface StreamsDeps {
+  readonly log: TopicLog;
+  readonly groups: ConsumerGroups;
+  readonly settings: StreamsSettings;
+  readonly partitioner: Partitioner;
+  /** Base URL of this listener, for base_uri when the request has no usable Host. */
+  readonly baseUrl: () => string;
+}
+
+const READ: RouteOptions = { scope: 'streams:read' };
+const WRITE: RouteOptions = { scope: 'streams:write' };
+const INSTANCE = '/streams/consumers/:group/instances/:instance';
+const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
+
+export function buildRouter(deps: StreamsDeps): Router {
+  const { log, groups, settings } = deps;
+  const router = new Router();
+
+  const sendJson = (res: HttpResponse, type: string, body: unknown): void => {
+    res.header('content-type', type).json(body);
+  };
+
+  const instanceOf = (req: HttpRequest): ConsumerInstance =>
+    groups.get(req.params.group ?? '', req.params.instance ?? '');
+
+  // --- topics -------------------------------------------------------------------------------
+  const createTopic = handler(async (req, res) => {
+    const body = await req.json(BODY_TYPES);
+    const { name, partitions } = parseTopicCreation(body, settings.defaultPartitions, settings.maxPartitions);
+    if (log.topics().length >= settings.maxTopics) {
+      throw unprocessable(`the service already holds ${settings.maxTopics} topics (STREAMS_MAX_TOPICS)`);
+    }
+    await log.createTopic(name, partitions);
+    sendJson(res, PLAIN_JSON, {
+      message: `topic '${name}' created with ${partitions} partition${partitions === 1 ? '' : 's'}`,
+    });
+  });
+  // The spec's endpoint line omits the /streams prefix and its sample includes it: both answer.
+  router.post('/streams/topics/topic', createTopic, WRITE);
+  router.post('/topics/topic', createTopic, WRITE);
+
+  router.get(
+    '/streams/topics',
+    handler((req, res) => {
+      sendJson(
+        res,
+        negotiate(req.headers.accept, false),
+        log.topics().map((t) => t.name),
+      );
+    }),
+    READ,
+  );
+  const describeTopic = (name: string) =>
+    handler((req, res) => {
+      const topic = log.topic(name || (req.params.topic ?? ''));
+      if (!topic) throw topicNotFound(name || (req.params.topic ?? ''));
+      sendJson(res, negotiate(req.headers.accept, false), describe(log, topic));
+    });
+  router.get('/streams/topics/:topic', describeTopic(''), READ);
+  // A topic literally named "topic" shares its path with the creation endpoint.
+  router.get('/streams/topics/topic', describeTopic('topic'), READ);
+
+  // Direct, stateless read of one partition (Confluent v2's and Redpanda's partition fetch):
+  // no group, no position, nothing committed. Useful for inspection and replays.
+  router.get(
+    '/streams/topics/:topic/partitions/:partition/records',
+    handler((req, res) => {
+      const type = negotiate(req.headers.accept, true);
+      const name = req.params.topic ?? '';
+      const topic = log.topic(name);
+      if (!topic) throw topicNotFound(name);
+      const raw = req.params.partition ?? '';
+      const partition = /^\d{1,9}$/.test(raw) ? Number(raw) : -1;
+      if (partition < 0 || partition >= topic.partitions) {
+        throw new StreamsError(
+          404,
+          ErrorCodes.partitionNotFound,
+          `partition ${JSON.stringify(raw)} of topic '${name}' not found (the topic has partitions 0..${topic.partitions - 1})`,
+        );
+      }
+      const offset = queryInt(
+        req.query,
+        'offset',
+        log.beginningOffset(topic, partition),
+        Number.MAX_SAFE_INTEGER,
+      );
+      const count = Math.max(
+        1,
+        queryInt(req.query, 'count', settings.fetchMaxRecords, settings.fetchMaxRecords),
+      );
+      const maxBytes = Math.max(
+        1,
+        queryInt(req.query, 'max_bytes', settings.fetchMaxBytesDefault, settings.fetchMaxBytesLimit),
+      );
+      const records = log.read(topic, partition, offset, { maxRecords: count, maxBytes, atLeastOne: true });
+      res
+        .header('content-type', type)
+        .send(renderRecords(records.map((record) => ({ topic: name, record }))));
+    }),
+    READ,
+  );
+
+  // --- produce ------------------------------------------------------------------------------
+  router.post(
+    '/streams/topic/:topic',
+    handler(async (req, res) => {
+      const name = req.params.topic ?? '';
+      const body = await req.json(BODY_TYPES);
+      const topic = log.topic(name);
+      if (!topic) throw topicNotFound(name);
+      const parsed = parseProduce(body, topic, settings, Date.now());
+      const partitions = deps.partitioner.choose(topic.id, topic.partitions, parsed);
+      const records: AppendRecord[] = parsed.map((r, i) => ({
+        partition: partitions[i]!,
+        key: r.key,
+        valueJson: r.valueJson,
+        timestamp: r.timestamp,
+        headers: r.headers,
+      }));
+      const offsets = await log.append(topic, records);
+      let text = '{"offsets":[';
+      for (let i = 0; i < offsets.length; i++) {
+        text += `${i > 0 ? ',' : ''}{"partition":${partitions[i]},"offset":${offsets[i]}}`;
+      }
+      res.header('content-type', negotiate(req.headers.accept, false)).send(text + ']}');
+    }),
+    WRITE,
+  );
+
+  // --- consumer instances -------------------------------------------------------------------
+  router.post(
+    '/streams/consumers/:group',
+    handler(async (req, res) => {
+      const group = req.params.group ?? '';
+      const body = await optionalJson(req, BODY_TYPES);
+      if (typeof body === 'object' && body !== null && 'records' in body) {
+        throw unprocessable(
+          `this endpoint creates consumer instances in group '${group}'. To produce records, POST {"records":[...]} to /streams/topic/<topic_name> with Content-Type: ${STREAMS_JSON}`,
+          ErrorCodes.invalidConsumerConfig,
+        );
+      }
+      const type = negotiate(req.headers.accept, true);
+      checkName('consumer group', group, ErrorCodes.invalidConsumerConfig);
+      const config = parseConsumerConfig(body, settings.fetchTimeoutMaxMs);
+      const id = uuid();
+      groups.create(group, config, id);
+      await groups.flush();
+      const base = settings.publicUrl ?? baseFromRequest(req, deps.baseUrl);
+      sendJson(res, type, {
+        instance_id: id,
+        base_uri: `${base}/streams/consumers/${encodeURIComponent(group)}/instances/${id}`,
+      });
+    }),
+    READ,
+  );
+
+  router.delete(
+    INSTANCE,
+    handler(async (req, res) => {
+      groups.delete(instanceOf(req), true);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+
+  // --- subscription -------------------------------------------------------------------------
+  router.post(
+    `${INSTANCE}/subscription`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      const topics = parseSubscription(await req.json(BODY_TYPES));
+      groups.subscribe(instance, topics);
+      await groups.flush();
+      // The spec says 200 with an empty body (Confluent answers 204).
+      res.send(undefined, 200);
+    }),
+    READ,
+  );
+  router.get(
+    `${INSTANCE}/subscription`,
+    handler((req, res) => {
+      sendJson(res, negotiate(req.headers.accept, false), { topics: instanceOf(req).topics });
+    }),
+    READ,
+  );
+  router.delete(
+    `${INSTANCE}/subscription`,
+    handler(async (req, res) => {
+      groups.subscribe(instanceOf(req), []);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+
+  // --- records ------------------------------------------------------------------------------
+  router.get(
+    `${INSTANCE}/records`,
+    handler(async (req, res) => {
+      const type = negotiate(req.headers.accept, true);
+      const instance = instanceOf(req);
+      const timeoutMs = queryInt(
+        req.query,
+        'timeout',
+        instance.config.requestTimeoutMs ?? settings.fetchTimeoutDefaultMs,
+        settings.fetchTimeoutMaxMs,
+      );
+      const maxBytes = Math.max(
+        1,
+        queryInt(req.query, 'max_bytes', settings.fetchMaxBytesDefault, settings.fetchMaxBytesLimit),
+      );
+      const abort = new AbortController();
+      req.onAbort(() => abort.abort());
+      const records = await groups.fetch(instance, {
+        timeoutMs,
+        maxBytes,
+        maxRecords: settings.fetchMaxRecords,
+        signal: abort.signal,
+      });
+      if (req.aborted) return;
+      res.header('content-type', type).send(renderRecords(records));
+    }),
+    READ,
+  );
+
+  // --- offsets and positions ----------------------------------------------------------------
+  router.post(
+    `${INSTANCE}/offsets`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      const offsets = parseOffsets(await optionalJson(req, BODY_TYPES), false);
+      // An empty body commits everything fetched so far (Confluent and Redpanda do the same).
+      if (offsets === undefined) groups.commitPositions(instance);
+      else groups.commitOffsets(instance, offsets);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+  router.get(
+    `${INSTANCE}/offsets`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      const partitions = parsePartitions(await optionalJson(req, BODY_TYPES), false);
+      const offsets = groups.committedOffsets(instance, partitions).map((o) => ({ ...o, metadata: '' }));
+      sendJson(res, negotiate(req.headers.accept, false), { offsets });
+    }),
+    READ,
+  );
+  router.get(
+    `${INSTANCE}/positions`,
+    handler((req, res) => {
+      sendJson(res, negotiate(req.headers.accept, false), { offsets: groups.positionsOf(instanceOf(req)) });
+    }),
+    READ,
+  );
+  router.post(
+    `${INSTANCE}/positions`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      groups.seek(instance, parseOffsets(await req.json(BODY_TYPES), true)!);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+  router.post(
+    `${INSTANCE}/positions/beginning`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      groups.seekToBeginning(instance, parsePartitions(await req.json(BODY_TYPES), true)!);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+  router.post(
+    `${INSTANCE}/positions/end`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      groups.seekToEnd(instance, parsePartitions(await req.json(BODY_TYPES), true)!);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+
+  // --- push consume -------------------------------------------------------------------------
+  router.ws(`${INSTANCE}/ws`, pushHandlers(groups, settings), {
+    ...READ,
+    maxPayloadBytes: settings.wsMaxPayloadBytes,
+  });
+
+  return router;
+}
+
+function describe(log: TopicLog, topic: TopicInfo): unknown {
+  const partitions = [];
+  for (let p = 0; p < topic.partitions; p++) {
+    partitions.push({
+      partition: p,
+      beginning_offset: log.beginningOffset(topic, p),
+      end_offset: log.endOffset(topic, p),
+    });
+  }
+  return {
+    name: topic.name,
+    partitions_count: topic.partitions,
+    created_at: new Date(topic.createdAt).toISOString(),
+    partitions,
+  };
+}
+
+/** `http://<Host>` when the Host header is a plain host[:port]; otherwise the listener's own URL. */
+function baseFromRequest(req: HttpRequest, fallback: () => string): string {
+  const host = req.headers.host;
+  return host && HOST.test(host) ? `http://${host}` : fallback();
+}

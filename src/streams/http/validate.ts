@@ -1,0 +1,259 @@
+// Request bodies → typed values, or a 4xx naming the field. Every check runs before anything is
+// stored, which is what makes a produce batch all-or-nothing.
+
+import { ErrorCodes, StreamsError, partitionNotFound, unprocessable } from '../errors.js';
+import type { InstanceConfig, OffsetReset } from '../groups/store.js';
+import type { OffsetEntry } from '../groups/coordinator.js';
+import type { TopicPartition } from '../groups/assignment.js';
+import type { RecordHeader, TopicInfo } from '../log/types.js';
+
+/** Kafka's topic name rule; we apply it to group names as well (they become path segments). */
+const NAME = /^[A-Za-z0-9._-]{1,249}$/;
+
+export function checkName(kind: 'topic' | 'consumer group', name: unknown, code: number): string {
+  if (typeof name !== 'string' || !NAME.test(name) || name === '.' || name === '..') {
+    throw new StreamsError(
+      kind === 'topic' && code === ErrorCodes.topicInvalid ? 400 : 422,
+      code,
+      `invalid ${kind} name ${JSON.stringify(name)}: use 1–249 characters from A–Z a–z 0–9 . _ - (not '.' or '..')`,
+    );
+  }
+  return name;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export interface TopicCreation {
+  readonly name: string;
+  readonly partitions: number;
+}
+
+export function parseTopicCreation(
+  body: unknown,
+  defaultPartitions: number,
+  maxPartitions: number,
+): TopicCreation {
+  const bad = (message: string): StreamsError => new StreamsError(400, ErrorCodes.topicInvalid, message);
+  if (!isObject(body)) throw bad('body must be a JSON object like {"topic_name":"orders","partitions":3}');
+  for (const field of Object.keys(body)) {
+    if (field !== 'topic_name' && field !== 'partitions' && field !== 'partitions_count')
+      throw bad(`unknown field '${field}'; accepted: topic_name, partitions`);
+  }
+  if (body.topic_name === undefined) throw bad('topic_name is required');
+  const name = checkName('topic', body.topic_name, ErrorCodes.topicInvalid);
+  const raw = body.partitions ?? body.partitions_count;
+  if (raw === undefined) return { name, partitions: defaultPartitions };
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 1 || raw > maxPartitions) {
+    throw bad(
+      `partitions must be an integer from 1 to ${maxPartitions} (STREAMS_MAX_PARTITIONS), got ${JSON.stringify(raw)}`,
+    );
+  }
+  return { name, partitions: raw };
+}
+
+export interface ProduceRecord {
+  readonly key: string | null;
+  readonly valueJson: string;
+  readonly partition: number | undefined;
+  readonly timestamp: number;
+  readonly headers: readonly RecordHeader[] | null;
+}
+
+export interface ProduceLimits {
+  readonly maxRecordsPerBatch: number;
+  readonly maxRecordBytes: number;
+}
+
+const RECORD_FIELDS = new Set(['key', 'value', 'partition', 'timestamp', 'headers']);
+const SCHEMA_FIELDS = new Set(['key_schema', 'value_schema', 'key_schema_id', 'value_schema_id']);
+
+export function parseProduce(
+  body: unknown,
+  topic: TopicInfo,
+  limits: ProduceLimits,
+  now: number,
+): ProduceRecord[] {
+  const bad = (message: string): StreamsError => unprocessable(message, ErrorCodes.invalidRecord);
+  if (!isObject(body)) throw bad('body must be a JSON object like {"records":[{"key":"k","value":{...}}]}');
+  for (const field of Object.keys(body)) {
+    if (SCHEMA_FIELDS.has(field))
+      throw bad(`'${field}' is not supported: records are JSON, no schema registry is used`);
+    if (field !== 'records') throw bad(`unknown field '${field}'; the body is {"records":[...]}`);
+  }
+  const records = body.records;
+  if (!Array.isArray(records)) throw bad('records is required and must be an array');
+  if (records.length === 0) throw bad('records must hold at least one record');
+  if (records.length > limits.maxRecordsPerBatch) {
+    throw new StreamsError(
+      413,
+      413,
+      `${records.length} records in one request; the limit is ${limits.maxRecordsPerBatch} (STREAMS_MAX_RECORDS_PER_BATCH)`,
+    );
+  }
+  return records.map((raw: unknown, i) => {
+    const at = `records[${i}]`;
+    if (!isObject(raw)) throw bad(`${at} must be an object with a value`);
+    for (const field of Object.keys(raw)) {
+      if (!RECORD_FIELDS.has(field))
+        throw bad(`${at}: unknown field '${field}'; accepted: key, value, partition, timestamp, headers`);
+    }
+    const key = raw.key ?? null;
+    if (key !== null && typeof key !== 'string')
+      throw bad(`${at}.key must be a string (or absent/null), got ${typeof key}`);
+    if (!isObject(raw.value)) {
+      throw bad(
+        `${at}.value must be a JSON object, got ${raw.value === undefined ? 'nothing' : Array.isArray(raw.value) ? 'an array' : raw.value === null ? 'null' : typeof raw.value}`,
+      );
+    }
+    let partition: number | undefined;
+    if (raw.partition !== undefined && raw.partition !== null) {
+      if (typeof raw.partition !== 'number' || !Number.isInteger(raw.partition) || raw.partition < 0) {
+        throw bad(`${at}.partition must be a non-negative integer`);
+      }
+      if (raw.partition >= topic.partitions)
+        throw partitionNotFound(topic.name, raw.partition, topic.partitions);
+      partition = raw.partition;
+    }
+    let timestamp = now;
+    if (raw.timestamp !== undefined && raw.timestamp !== null) {
+      if (typeof raw.timestamp !== 'number' || !Number.isSafeInteger(raw.timestamp) || raw.timestamp < 0) {
+        throw bad(`${at}.timestamp must be milliseconds since the epoch (a non-negative integer)`);
+      }
+      timestamp = raw.timestamp;
+    }
+    const headers = parseHeaders(raw.headers, at, bad);
+    const valueJson = JSON.stringify(raw.value);
+    const size =
+      Buffer.byteLength(valueJson) +
+      (key === null ? 0 : Buffer.byteLength(key)) +
+      (headers ? Buffer.byteLength(JSON.stringify(headers)) : 0);
+    if (size > limits.maxRecordBytes) {
+      throw new StreamsError(
+        413,
+        413,
+        `${at} is ${size} bytes; the limit is ${limits.maxRecordBytes} (STREAMS_MAX_RECORD_BYTES)`,
+      );
+    }
+    return { key, valueJson, partition, timestamp, headers };
+  });
+}
+
+function parseHeaders(raw: unknown, at: string, bad: (m: string) => StreamsError): RecordHeader[] | null {
+  if (raw === undefined || raw === null) return null;
+  if (!Array.isArray(raw))
+    throw bad(`${at}.headers must be an array of {"key": string, "value": string|null}`);
+  if (raw.length === 0) return null;
+  return raw.map((h: unknown, j) => {
+    if (
+      !isObject(h) ||
+      typeof h.key !== 'string' ||
+      (h.value !== null && typeof h.value !== 'string') ||
+      Object.keys(h).some((k) => k !== 'key' && k !== 'value')
+    ) {
+      throw bad(`${at}.headers[${j}] must be {"key": string, "value": string|null}`);
+    }
+    return { key: h.key, value: h.value };
+  });
+}
+
+const CONSUMER_FIELDS = ['auto.offset.reset', 'auto.commit.enable', 'format', 'consumer.request.timeout.ms'];
+
+export function parseConsumerConfig(body: unknown, maxTimeoutMs: number): InstanceConfig {
+  const bad = (message: string): StreamsError => unprocessable(message, ErrorCodes.invalidConsumerConfig);
+  if (body === undefined) return { offsetReset: 'latest', autoCommit: true, requestTimeoutMs: undefined };
+  if (!isObject(body)) throw bad('body must be a JSON object such as {"auto.offset.reset":"earliest"}');
+  for (const field of Object.keys(body)) {
+    if (field === 'name' || field === 'id')
+      throw bad(`'${field}' is not accepted: the service assigns instance ids (UUIDs)`);
+    if (!CONSUMER_FIELDS.includes(field))
+      throw bad(`unknown consumer setting '${field}'; accepted: ${CONSUMER_FIELDS.join(', ')}`);
+  }
+  let offsetReset: OffsetReset = 'latest';
+  const reset = body['auto.offset.reset'];
+  if (reset !== undefined) {
+    if (reset !== 'earliest' && reset !== 'latest' && reset !== 'none') {
+      throw bad(`auto.offset.reset must be earliest, latest or none, got ${JSON.stringify(reset)}`);
+    }
+    offsetReset = reset;
+  }
+  let autoCommit = true;
+  const commit = body['auto.commit.enable'];
+  if (commit !== undefined) {
+    // Confluent's clients send Kafka settings as strings; both forms are taken.
+    if (commit === true || commit === 'true') autoCommit = true;
+    else if (commit === false || commit === 'false') autoCommit = false;
+    else throw bad(`auto.commit.enable must be true or false, got ${JSON.stringify(commit)}`);
+  }
+  const format = body.format;
+  if (format !== undefined && format !== 'json')
+    throw bad(`format must be json (records are JSON), got ${JSON.stringify(format)}`);
+  let requestTimeoutMs: number | undefined;
+  const timeout = body['consumer.request.timeout.ms'];
+  if (timeout !== undefined) {
+    const n = typeof timeout === 'string' && /^\d+$/.test(timeout) ? Number(timeout) : timeout;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > maxTimeoutMs) {
+      throw bad(
+        `consumer.request.timeout.ms must be an integer from 0 to ${maxTimeoutMs} (STREAMS_FETCH_TIMEOUT_MAX)`,
+      );
+    }
+    requestTimeoutMs = n;
+  }
+  return { offsetReset, autoCommit, requestTimeoutMs };
+}
+
+export function parseSubscription(body: unknown): string[] {
+  const bad = (message: string): StreamsError => unprocessable(message);
+  if (!isObject(body)) throw bad('body must be a JSON object like {"topics":["orders"]}');
+  if (body.topic_pattern !== undefined)
+    throw bad('topic_pattern is not supported; list the topics in "topics"');
+  for (const field of Object.keys(body))
+    if (field !== 'topics') throw bad(`unknown field '${field}'; the body is {"topics":[...]}`);
+  if (!Array.isArray(body.topics)) throw bad('topics is required and must be an array of topic names');
+  return body.topics.map((t: unknown) => checkName('topic', t, 422));
+}
+
+function parseTopicPartition(raw: unknown, at: string): TopicPartition {
+  if (!isObject(raw)) throw unprocessable(`${at} must be an object with topic and partition`);
+  if (typeof raw.topic !== 'string') throw unprocessable(`${at}.topic must be a topic name`);
+  if (typeof raw.partition !== 'number' || !Number.isInteger(raw.partition) || raw.partition < 0) {
+    throw unprocessable(`${at}.partition must be a non-negative integer`);
+  }
+  return { topic: raw.topic, partition: raw.partition };
+}
+
+/** `{"offsets":[{"topic","partition","offset"}]}`; `undefined` when the body was empty. */
+export function parseOffsets(body: unknown, required: boolean): OffsetEntry[] | undefined {
+  if (body === undefined && !required) return undefined;
+  if (!isObject(body) || !Array.isArray(body.offsets))
+    throw unprocessable('body must be {"offsets":[{"topic":…,"partition":…,"offset":…}]}');
+  for (const field of Object.keys(body))
+    if (field !== 'offsets') throw unprocessable(`unknown field '${field}'`);
+  return body.offsets.map((raw: unknown, i) => {
+    const tp = parseTopicPartition(raw, `offsets[${i}]`);
+    const offset = (raw as Record<string, unknown>).offset;
+    if (typeof offset !== 'number' || !Number.isSafeInteger(offset))
+      throw unprocessable(`offsets[${i}].offset must be an integer`);
+    return { ...tp, offset };
+  });
+}
+
+/** `{"partitions":[{"topic","partition"}]}`; `undefined` when the body was empty. */
+export function parsePartitions(body: unknown, required: boolean): TopicPartition[] | undefined {
+  if (body === undefined && !required) return undefined;
+  if (!isObject(body) || !Array.isArray(body.partitions))
+    throw unprocessable('body must be {"partitions":[{"topic":…,"partition":…}]}');
+  for (const field of Object.keys(body))
+    if (field !== 'partitions') throw unprocessable(`unknown field '${field}'`);
+  return body.partitions.map((raw: unknown, i) => parseTopicPartition(raw, `partitions[${i}]`));
+}
+
+/** A query parameter as a non-negative integer, or the default. */
+export function queryInt(params: URLSearchParams, name: string, fallback: number, max: number): number {
+  const raw = params.get(name);
+  if (raw === null || raw === '') return fallback;
+  if (!/^\d+$/.test(raw))
+    throw unprocessable(`query parameter ${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  return Math.min(Number(raw), max);
+}

@@ -1,0 +1,98 @@
+// The streams service: topic logs, durable produce and consumer groups on LMDB behind the
+// Kafka-REST-style HTTP API. Stateful, so the core starts it on front-end thread 0 only.
+
+import { join } from 'node:path';
+import { startHttpServer } from '../core/http/index.js';
+import type { RunningService, ServiceContext } from '../core/service.js';
+import { ConsumerGroups } from './groups/coordinator.js';
+import { GroupStore } from './groups/store.js';
+import { streamsErrorBody } from './http/errors.js';
+import { buildRouter } from './http/routes.js';
+import { LmdbTopicLog } from './log/lmdb.js';
+import { Partitioner } from './log/partitioner.js';
+import { loadStreamsSettings } from './settings.js';
+import { openStreamsEnvironment } from './storage.js';
+
+export { loadStreamsSettings, type StreamsSettings } from './settings.js';
+
+export async function startStreams(ctx: ServiceContext): Promise<RunningService> {
+  if (ctx.thread.index !== 0) {
+    throw new Error(
+      'the streams service keeps its state in one event loop and must run on front-end thread 0 only',
+    );
+  }
+  const settings = loadStreamsSettings(ctx.env);
+  const log = ctx.log.child({ service: 'streams' });
+  const root = openStreamsEnvironment(join(ctx.core.dataDir, 'streams'));
+  const topicLog = new LmdbTopicLog(root);
+  const groups = new ConsumerGroups(topicLog, new GroupStore(root), {
+    maxInstancesPerGroup: settings.maxInstancesPerGroup,
+    instanceTimeoutMs: settings.instanceTimeoutMs,
+  });
+
+  let url = '';
+  const router = buildRouter({
+    log: topicLog,
+    groups,
+    settings,
+    partitioner: new Partitioner(),
+    baseUrl: () => url,
+  });
+  let server;
+  try {
+    server = await startHttpServer({
+      name: 'streams',
+      host: ctx.core.streams.host,
+      port: ctx.core.streams.port,
+      router,
+      errorBody: streamsErrorBody,
+      maxBodyBytes: settings.maxBodyBytes,
+      authenticator: ctx.auth,
+      defaultScope: 'streams:read',
+      log,
+    });
+  } catch (error) {
+    groups.close();
+    await topicLog.close();
+    await root.close();
+    throw error;
+  }
+  url = server.url;
+
+  const expiry = setInterval(
+    () => {
+      for (const instance of groups.expireIdle()) {
+        log.info(
+          { group: instance.group, instance: instance.id },
+          'consumer instance expired after STREAMS_INSTANCE_TIMEOUT idle',
+        );
+      }
+    },
+    Math.min(1000, Math.max(10, Math.floor(settings.instanceTimeoutMs / 4))),
+  );
+  expiry.unref();
+
+  ctx.health.register('streams', true);
+  log.info({ url: server.url }, 'streams listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    name: 'streams',
+    addresses: { http: server.url },
+    beginShutdown() {
+      ctx.health.set('streams', false);
+    },
+    close() {
+      closing ??= (async () => {
+        clearInterval(expiry);
+        groups.close();
+        await server.close(ctx.core.shutdownGraceMs);
+        await groups.flush();
+        await topicLog.close();
+        await root.close();
+        ctx.health.unregister('streams');
+      })();
+      return closing;
+    },
+  };
+}

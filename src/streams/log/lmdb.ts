@@ -1,0 +1,290 @@
+// TopicLog on LMDB. Each request's records for one partition are stored as one batch entry
+// under the batch's first offset (see codec.ts). Offsets are assigned in memory per partition,
+// synchronously, and the puts are issued without awaiting each: lmdb-js gathers every write of one event turn into one
+// transaction, so concurrent produce requests share a commit (group commit). A partition's
+// readable end (its high watermark) only moves after the commit holding the records is flushed,
+// so consumers never see a record that a crash could take back.
+
+import type { Database, RootDatabase } from 'lmdb';
+import { StreamsError, ErrorCodes } from '../errors.js';
+import {
+  batchCount,
+  decodeRecord,
+  encodeBatch,
+  offsetOfKey,
+  partitionEndKey,
+  partitionStartKey,
+  recordKey,
+  visitBatch,
+} from './codec.js';
+import type { AppendListener, AppendRecord, ReadLimits, StoredRecord, TopicInfo, TopicLog } from './types.js';
+
+interface PartitionState {
+  /** Next offset to hand out. */
+  next: number;
+  /** One past the last durable offset. */
+  end: number;
+  beginning: number;
+  /** Appends issued and not yet settled. */
+  pending: number;
+  /** A commit failed: offsets handed out may not exist; re-read the end before the next append. */
+  resync: boolean;
+}
+
+interface StoredTopic {
+  name: string;
+  id: number;
+  partitions: number;
+  createdAt: number;
+}
+
+type Flushable = Promise<unknown> & { flushed?: Promise<unknown> };
+
+export class LmdbTopicLog implements TopicLog {
+  private readonly records: Database<Buffer, Buffer>;
+  private readonly topicDb: Database<StoredTopic, string>;
+  private readonly byName = new Map<string, TopicInfo>();
+  private readonly partitions = new Map<number, PartitionState[]>();
+  private readonly listeners = new Set<AppendListener>();
+  private nextTopicId = 1;
+  private creating = new Set<string>();
+
+  constructor(root: RootDatabase) {
+    this.records = root.openDB<Buffer, Buffer>({
+      name: 'records',
+      keyEncoding: 'binary',
+      encoding: 'binary',
+    });
+    this.topicDb = root.openDB<StoredTopic, string>({ name: 'topics', keyEncoding: 'ordered-binary' });
+    this.recover();
+  }
+
+  /** Rebuilds the in-memory partition ends from the stored log (the last key of each partition). */
+  private recover(): void {
+    for (const { value } of this.topicDb.getRange()) {
+      const info: TopicInfo = Object.freeze({ ...value });
+      this.byName.set(info.name, info);
+      this.nextTopicId = Math.max(this.nextTopicId, info.id + 1);
+      const states: PartitionState[] = [];
+      for (let p = 0; p < info.partitions; p++) {
+        const next = this.lastOffset(info.id, p) + 1;
+        states.push({
+          next,
+          end: next,
+          beginning: this.firstOffset(info.id, p, next),
+          pending: 0,
+          resync: false,
+        });
+      }
+      this.partitions.set(info.id, states);
+    }
+  }
+
+  private lastOffset(topicId: number, partition: number): number {
+    for (const { key, value } of this.records.getRange({
+      start: partitionEndKey(topicId, partition),
+      end: partitionStartKey(topicId, partition),
+      reverse: true,
+      limit: 1,
+    })) {
+      return offsetOfKey(key) + batchCount(value) - 1;
+    }
+    return -1;
+  }
+
+  private firstOffset(topicId: number, partition: number, next: number): number {
+    for (const key of this.records.getKeys({
+      start: partitionStartKey(topicId, partition),
+      end: partitionEndKey(topicId, partition),
+      limit: 1,
+    })) {
+      return offsetOfKey(key);
+    }
+    return next;
+  }
+
+  /** Key of the batch that holds `offset` (the last batch starting at or before it). */
+  private batchKeyFor(topicId: number, partition: number, offset: number): Buffer {
+    for (const key of this.records.getKeys({
+      start: recordKey(topicId, partition, offset),
+      end: partitionStartKey(topicId, partition),
+      reverse: true,
+      limit: 1,
+    })) {
+      return Buffer.from(key);
+    }
+    return recordKey(topicId, partition, offset);
+  }
+
+  async createTopic(name: string, partitions: number): Promise<TopicInfo> {
+    if (this.byName.has(name) || this.creating.has(name)) {
+      throw new StreamsError(400, ErrorCodes.topicInvalid, `topic '${name}' already exists`);
+    }
+    const info: TopicInfo = Object.freeze({
+      name,
+      id: this.nextTopicId++,
+      partitions,
+      createdAt: Date.now(),
+    });
+    this.creating.add(name);
+    try {
+      await durable(this.topicDb.put(name, { ...info }));
+    } finally {
+      this.creating.delete(name);
+    }
+    const states: PartitionState[] = [];
+    for (let p = 0; p < partitions; p++)
+      states.push({ next: 0, end: 0, beginning: 0, pending: 0, resync: false });
+    this.partitions.set(info.id, states);
+    this.byName.set(name, info);
+    return info;
+  }
+
+  topic(name: string): TopicInfo | undefined {
+    return this.byName.get(name);
+  }
+
+  topics(): readonly TopicInfo[] {
+    return [...this.byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]> {
+    const states = this.statesOf(topic);
+    for (const record of records) {
+      const state = states[record.partition];
+      if (!state) throw new Error(`partition ${record.partition} out of range for ${topic.name}`);
+      if (state.resync) this.resync(topic, record.partition, state);
+    }
+    // One batch per partition, records in request order. Encode everything before taking
+    // offsets: a failure here leaves no gap.
+    const byPartition = new Map<number, AppendRecord[]>();
+    for (const record of records) {
+      const list = byPartition.get(record.partition);
+      if (list) list.push(record);
+      else byPartition.set(record.partition, [record]);
+    }
+    const batches = [...byPartition].map(([partition, list]) => ({
+      partition,
+      count: list.length,
+      bytes: encodeBatch(list),
+    }));
+    const bases = new Map<number, number>();
+    const lastByPartition = new Map<number, number>();
+    const commits = new Set<Flushable>();
+    for (const batch of batches) {
+      const state = states[batch.partition]!;
+      const base = state.next;
+      state.next += batch.count;
+      bases.set(batch.partition, base);
+      lastByPartition.set(batch.partition, base + batch.count - 1);
+      commits.add(this.records.put(recordKey(topic.id, batch.partition, base), batch.bytes));
+    }
+    const offsets = new Array<number>(records.length);
+    for (let i = 0; i < records.length; i++) {
+      const partition = records[i]!.partition;
+      const next = bases.get(partition)!;
+      offsets[i] = next;
+      bases.set(partition, next + 1);
+    }
+    for (const partition of lastByPartition.keys()) states[partition]!.pending++;
+    let failed: unknown;
+    try {
+      // One promise per transaction the puts landed in (usually one); earlier batches commit first.
+      for (const commit of commits) await durable(commit);
+    } catch (error) {
+      failed = error;
+    }
+    for (const [partition, last] of lastByPartition) {
+      const state = states[partition]!;
+      state.pending--;
+      if (failed !== undefined) {
+        state.resync = true;
+        continue;
+      }
+      if (last + 1 > state.end) {
+        state.end = last + 1;
+        for (const listener of this.listeners) listener(topic, partition, state.end);
+      }
+    }
+    if (failed !== undefined) {
+      throw new StreamsError(
+        500,
+        ErrorCodes.storageFailure,
+        `storage failure: the records were not stored (${(failed as Error).message})`,
+      );
+    }
+    return offsets;
+  }
+
+  /** After a failed commit: wait until nothing is in flight, then take the end from the store. */
+  private resync(topic: TopicInfo, partition: number, state: PartitionState): void {
+    if (state.pending > 0) {
+      throw new StreamsError(
+        503,
+        ErrorCodes.storageRetriable,
+        `partition ${partition} of '${topic.name}' is recovering from a storage failure; retry`,
+      );
+    }
+    state.next = this.lastOffset(topic.id, partition) + 1;
+    state.end = state.next;
+    state.resync = false;
+  }
+
+  read(topic: TopicInfo, partition: number, offset: number, limits: ReadLimits): StoredRecord[] {
+    const state = this.statesOf(topic)[partition];
+    if (!state || offset >= state.end || limits.maxRecords <= 0) return [];
+    const from = Math.max(offset, state.beginning);
+    const out: StoredRecord[] = [];
+    let bytes = 0;
+    let full = false;
+    // Batches are committed whole, so every batch below the end key is entirely durable.
+    for (const { key, value } of this.records.getRange({
+      start: this.batchKeyFor(topic.id, partition, from),
+      end: recordKey(topic.id, partition, state.end),
+    })) {
+      const base = offsetOfKey(key);
+      visitBatch(value, Math.max(0, from - base), (index, record) => {
+        if (bytes + record.length > limits.maxBytes && (out.length > 0 || !limits.atLeastOne)) {
+          full = true;
+          return false;
+        }
+        out.push({ partition, offset: base + index, size: record.length, ...decodeRecord(record) });
+        bytes += record.length;
+        if (out.length >= limits.maxRecords) full = true;
+        return !full;
+      });
+      if (full) break;
+    }
+    return out;
+  }
+
+  beginningOffset(topic: TopicInfo, partition: number): number {
+    return this.statesOf(topic)[partition]?.beginning ?? 0;
+  }
+
+  endOffset(topic: TopicInfo, partition: number): number {
+    return this.statesOf(topic)[partition]?.end ?? 0;
+  }
+
+  onAppend(listener: AppendListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+    await this.records.flushed;
+  }
+
+  private statesOf(topic: TopicInfo): PartitionState[] {
+    const states = this.partitions.get(topic.id);
+    if (!states) throw new Error(`unknown topic id ${topic.id}`);
+    return states;
+  }
+}
+
+/** Resolves once the write is committed and flushed to disk. */
+async function durable(write: Flushable): Promise<void> {
+  await write;
+  if (write.flushed) await write.flushed;
+}

@@ -1,0 +1,14 @@
+// One LMDB environment holds everything the streams service stores (topic logs, topics,
+// committed offsets, consumer instances), so a commit can carry writes of all kinds together.
+
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type RootDatabase } from 'lmdb';
+
+export function openStreamsEnvironment(dataDir: string): RootDatabase {
+  mkdirSync(dataDir, { recursive: true });
+  // separateFlushed: a write's promise resolves at commit and carries `.flushed` for the fsync.
+  // Produce answers after `.flushed`, so an acknowledged record survives a power cut, while
+  // overlappingSync (lmdb-js default on Linux) lets the next commit start during the flush.
+  return open({ path: join(dataDir, 'streams.mdb'), maxDbs: 8, separateFlushed: true });
+}

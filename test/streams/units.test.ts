@@ -1,0 +1,157 @@
+import { test } from 'node:test';
+import { strict as assert } from 'node:assert';
+import { assignPartitions } from '../../src/streams/groups/assignment.js';
+import {
+  batchCount,
+  decodeRecord,
+  encodeBatch,
+  encodeRecord,
+  offsetOfKey,
+  partitionEndKey,
+  partitionStartKey,
+  recordKey,
+  visitBatch,
+} from '../../src/streams/log/codec.js';
+import { negotiate } from '../../src/streams/http/media.js';
+import { StreamsError } from '../../src/streams/errors.js';
+import { EnvReader, SettingsError } from '../../src/core/settings/index.js';
+import { loadStreamsSettings } from '../../src/streams/settings.js';
+
+test('record codec round-trips keys, headers, timestamps and the exact value text', () => {
+  const cases = [
+    { partition: 0, key: null, valueJson: '{"a":1}', timestamp: 0, headers: null },
+    {
+      partition: 1,
+      key: '',
+      valueJson: '{}',
+      timestamp: 1_700_000_000_123,
+      headers: [{ key: 'h', value: null }],
+    },
+    {
+      partition: 2,
+      key: 'ключ ✓',
+      valueJson: '{"s":"ü","n":[1,2,{"x":null}]}',
+      timestamp: 42,
+      headers: [{ key: 'a', value: 'b' }],
+    },
+  ];
+  for (const c of cases) {
+    const decoded = decodeRecord(encodeRecord(c));
+    assert.deepEqual(decoded, {
+      key: c.key,
+      value: Buffer.from(c.valueJson),
+      timestamp: c.timestamp,
+      headers: c.headers,
+    });
+  }
+  assert.throws(() => decodeRecord(Buffer.from([9, 0, 0])), /unknown record encoding/);
+});
+
+test('batches keep their records in order and can be entered at any index', () => {
+  const records = [0, 1, 2, 3].map((n) => ({
+    partition: 0,
+    key: n % 2 ? `k${n}` : null,
+    valueJson: JSON.stringify({ n }),
+    timestamp: n,
+    headers: null,
+  }));
+  const batch = encodeBatch(records);
+  assert.equal(batchCount(batch), 4);
+  const seen: Array<[number, string]> = [];
+  visitBatch(batch, 1, (i, record) => {
+    seen.push([i, decodeRecord(record).value.toString()]);
+    return i < 2;
+  });
+  assert.deepEqual(seen, [
+    [1, '{"n":1}'],
+    [2, '{"n":2}'],
+  ]);
+  assert.throws(() => batchCount(encodeRecord(records[0]!)), /unknown batch encoding/);
+});
+
+test('storage keys sort by topic, partition, offset', () => {
+  const keys = [
+    recordKey(1, 0, 2),
+    recordKey(1, 0, 256),
+    recordKey(1, 1, 0),
+    recordKey(2, 0, 0),
+    recordKey(1, 0, 2 ** 40),
+  ];
+  const sorted = [...keys].sort((a, b) => Buffer.compare(a, b));
+  assert.deepEqual(sorted, [keys[0], keys[1], keys[4], keys[2], keys[3]]);
+  assert.equal(offsetOfKey(recordKey(7, 3, 123456789)), 123456789);
+  assert.ok(Buffer.compare(recordKey(1, 0, 2 ** 47), partitionEndKey(1, 0)) < 0);
+  assert.ok(Buffer.compare(partitionEndKey(1, 0), recordKey(1, 1, 0)) < 0);
+  assert.ok(Buffer.compare(partitionStartKey(1, 1), recordKey(1, 1, 0)) < 0);
+  assert.ok(Buffer.compare(recordKey(1, 0, 2 ** 47), partitionStartKey(1, 1)) < 0);
+});
+
+test('assignment: one owner per partition, join order decides, unsubscribed members get nothing', () => {
+  const topics = new Map([
+    ['a', { name: 'a', partitions: 4 }],
+    ['b', { name: 'b', partitions: 1 }],
+  ]);
+  const plan = assignPartitions(
+    [
+      { id: 'm2', seq: 2, topics: ['a'] },
+      { id: 'm1', seq: 1, topics: ['a', 'b'] },
+      { id: 'm3', seq: 3, topics: [] },
+    ],
+    (n) => topics.get(n),
+  );
+  assert.deepEqual(plan.get('m1'), [
+    { topic: 'a', partition: 0 },
+    { topic: 'a', partition: 2 },
+    { topic: 'b', partition: 0 },
+  ]);
+  assert.deepEqual(plan.get('m2'), [
+    { topic: 'a', partition: 1 },
+    { topic: 'a', partition: 3 },
+  ]);
+  assert.deepEqual(plan.get('m3'), []);
+});
+
+test('Accept negotiation', () => {
+  const vnd = 'application/vnd.streams.json.v2+json';
+  assert.equal(negotiate(undefined, true), vnd);
+  assert.equal(negotiate('*/*', true), vnd);
+  assert.equal(negotiate('application/json', true), 'application/json');
+  assert.equal(negotiate(`text/html, ${vnd};q=0.5`, true), vnd);
+  assert.throws(
+    () => negotiate(`${vnd};q=0`, true),
+    (e: unknown) => e instanceof StreamsError && e.status === 406 && e.errorCode === 40601,
+  );
+  assert.throws(() => negotiate('text/html', true), StreamsError);
+  assert.equal(negotiate('text/html', false), vnd);
+});
+
+test('settings: defaults, and bad values name the variable', () => {
+  const defaults = loadStreamsSettings(new EnvReader({}));
+  assert.equal(defaults.defaultPartitions, 1);
+  assert.equal(defaults.instanceTimeoutMs, 300_000);
+  assert.equal(
+    loadStreamsSettings(new EnvReader({ STREAMS_DEFAULT_PARTITIONS: '6', STREAMS_FETCH_TIMEOUT: '2s' }))
+      .fetchTimeoutDefaultMs,
+    2000,
+  );
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ STREAMS_DEFAULT_PARTITIONS: '0' }, 'STREAMS_DEFAULT_PARTITIONS'],
+    [{ STREAMS_DEFAULT_PARTITIONS: 'many' }, 'STREAMS_DEFAULT_PARTITIONS'],
+    [{ STREAMS_MAX_PARTITIONS: '4', STREAMS_DEFAULT_PARTITIONS: '5' }, 'STREAMS_DEFAULT_PARTITIONS'],
+    [{ STREAMS_FETCH_TIMEOUT: '1m', STREAMS_FETCH_TIMEOUT_MAX: '10s' }, 'STREAMS_FETCH_TIMEOUT'],
+    [{ STREAMS_INSTANCE_TIMEOUT: 'soon' }, 'STREAMS_INSTANCE_TIMEOUT'],
+    [{ STREAMS_PUBLIC_URL: 'ftp://x' }, 'STREAMS_PUBLIC_URL'],
+    [{ STREAMS_PUBLIC_URL: 'not a url' }, 'STREAMS_PUBLIC_URL'],
+  ];
+  for (const [env, name] of bad) {
+    assert.throws(
+      () => loadStreamsSettings(new EnvReader(env)),
+      (e: unknown) => e instanceof SettingsError && e.message.includes(name),
+      name,
+    );
+  }
+  assert.equal(
+    loadStreamsSettings(new EnvReader({ STREAMS_PUBLIC_URL: 'https://streams.example.com/' })).publicUrl,
+    'https://streams.example.com',
+  );
+});

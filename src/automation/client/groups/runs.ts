@@ -1,0 +1,279 @@
+// The `runs` group: reading, listing, cancelling runs, their artifacts, reviews and promotion.
+import { ServiceError } from '../errors.js';
+import { toBlob } from '../files.js';
+import type { FileValue } from '../files.js';
+import type { QueryValue } from '../query.js';
+import { segment, slashPath } from '../query.js';
+import type { CallOptions, Transport } from '../transport.js';
+import type {
+  EvalResult,
+  JsonObject,
+  Run,
+  RunCancelResponse,
+  RunEvent,
+  RunReviewRequest,
+  RunsListResponse,
+  RunUsage,
+} from '../types.js';
+
+export type RunExpand = 'input' | 'usage' | 'execution' | 'debug';
+
+/**
+ * Filters of GET /runs. Names may be snake_case (as listed) or camelCase; lists are sent
+ * comma-separated, dates as ISO-8601, booleans as true/false.
+ */
+export interface RunListFilters {
+  type?: string | readonly string[];
+  source?: string;
+  status?: string | readonly string[];
+  trigger?: string | readonly string[];
+  triggered_by?: string | readonly string[];
+  source_ref?: string;
+  batch_id?: string;
+  example_id?: string;
+  example_id_contains?: string;
+  from?: string | Date;
+  to?: string | Date;
+  created_after?: string | Date;
+  created_before?: string | Date;
+  completed_after?: string | Date;
+  completed_before?: string | Date;
+  cursor?: string;
+  offset?: number;
+  limit?: number;
+  ids?: string | readonly string[];
+  experiments?: boolean;
+  sort?: string;
+  order?: 'asc' | 'desc';
+  review_status?: string;
+  review_verdict?: string;
+  has_review?: boolean;
+  no_review?: boolean;
+  has_corrections?: boolean;
+  review_note_contains?: string;
+  review_created_after?: string | Date;
+  review_created_before?: string | Date;
+  review_updated_after?: string | Date;
+  review_updated_before?: string | Date;
+  review_closed_after?: string | Date;
+  review_closed_before?: string | Date;
+  since_last_closed?: boolean;
+  /** 0 to 1: keep runs whose sampleRank is below it (a page may hold fewer than `limit` rows). */
+  sample_rate?: number;
+  [name: string]: QueryValue;
+}
+
+export interface ArtifactZipOptions {
+  /** `review` gives a ZIP with `output/` and `expected/` folders. */
+  bundle?: 'review';
+  /** Signed download token: the request is then sent without the bearer key. */
+  token?: string;
+}
+
+function runPath(runId: string, tail = ''): string {
+  return `/runs/${segment(runId)}${tail}`;
+}
+
+export class RunArtifacts {
+  constructor(private readonly transport: Transport) {}
+
+  /** GET /runs/{id}/artifacts: the artifact paths of a run. */
+  async list(runId: string, call?: CallOptions): Promise<JsonObject> {
+    return this.transport.json({ method: 'GET', path: runPath(runId, '/artifacts'), call });
+  }
+
+  /** GET /runs/{id}/artifacts?zip=1: the output files as ZIP bytes. */
+  async zip(runId: string, options: ArtifactZipOptions = {}, call?: CallOptions): Promise<Uint8Array> {
+    const query = { zip: 1, bundle: options.bundle, token: options.token };
+    return this.transport.bytes({
+      method: 'GET',
+      path: runPath(runId, '/artifacts'),
+      query,
+      auth: options.token === undefined,
+      call,
+    });
+  }
+
+  /** GET /runs/{id}/artifacts/{path}: one artifact's bytes. */
+  async download(runId: string, path: string, call?: CallOptions): Promise<Uint8Array> {
+    return this.transport.bytes({
+      method: 'GET',
+      path: runPath(runId, `/artifacts/${slashPath(path)}`),
+      call,
+    });
+  }
+}
+
+export class RunReviews {
+  constructor(private readonly transport: Transport) {}
+
+  /** GET /runs/{id}/reviews. */
+  async get(runId: string, call?: CallOptions): Promise<JsonObject> {
+    return this.transport.json({ method: 'GET', path: runPath(runId, '/reviews'), call });
+  }
+
+  /** PUT /runs/{id}/reviews: create or replace the review. */
+  async put(runId: string, review: RunReviewRequest, call?: CallOptions): Promise<JsonObject> {
+    return this.transport.json({ method: 'PUT', path: runPath(runId, '/reviews'), json: review, call });
+  }
+
+  /** DELETE /runs/{id}/reviews: removes metadata, corrections and corrected files. */
+  async delete(runId: string, call?: CallOptions): Promise<JsonObject> {
+    return this.transport.json({ method: 'DELETE', path: runPath(runId, '/reviews'), call });
+  }
+
+  /** GET /runs/{id}/reviews/expected: the corrected (expected) artifacts. */
+  async listExpected(runId: string, call?: CallOptions): Promise<JsonObject> {
+    return this.transport.json({ method: 'GET', path: runPath(runId, '/reviews/expected'), call });
+  }
+
+  /** POST /runs/{id}/reviews/expected (multipart `file`, optional `name`). */
+  async uploadExpected(
+    runId: string,
+    file: FileValue,
+    options: { name?: string } = {},
+    call?: CallOptions,
+  ): Promise<JsonObject> {
+    const form = new FormData();
+    const { blob, filename } = toBlob(file, options.name ?? 'file');
+    form.append('file', blob, filename);
+    if (options.name !== undefined) form.append('name', options.name);
+    return this.transport.json({ method: 'POST', path: runPath(runId, '/reviews/expected'), form, call });
+  }
+
+  /** POST /runs/{id}/reviews/expected (JSON): copy an output file into the expected files. */
+  async copyOutputToExpected(
+    runId: string,
+    outputFileName: string,
+    options: { expectedName?: string } = {},
+    call?: CallOptions,
+  ): Promise<JsonObject> {
+    const json: Record<string, string> = { outputFileName };
+    if (options.expectedName !== undefined) json['expectedName'] = options.expectedName;
+    return this.transport.json({ method: 'POST', path: runPath(runId, '/reviews/expected'), json, call });
+  }
+
+  /** GET /runs/{id}/reviews/expected/{filename}: bytes. */
+  async downloadExpected(runId: string, filename: string, call?: CallOptions): Promise<Uint8Array> {
+    return this.transport.bytes({
+      method: 'GET',
+      path: runPath(runId, `/reviews/expected/${segment(filename)}`),
+      call,
+    });
+  }
+
+  /** PATCH /runs/{id}/reviews/expected/{filename}: rename (the body is RunReviewExpectedFileUpdateRequest). */
+  async updateExpected(
+    runId: string,
+    filename: string,
+    update: { name: string; [key: string]: unknown },
+    call?: CallOptions,
+  ): Promise<JsonObject> {
+    return this.transport.json({
+      method: 'PATCH',
+      path: runPath(runId, `/reviews/expected/${segment(filename)}`),
+      json: update,
+      call,
+    });
+  }
+
+  /** DELETE /runs/{id}/reviews/expected/{filename}. */
+  async deleteExpected(runId: string, filename: string, call?: CallOptions): Promise<JsonObject | undefined> {
+    return this.transport.json({
+      method: 'DELETE',
+      path: runPath(runId, `/reviews/expected/${segment(filename)}`),
+      call,
+    });
+  }
+}
+
+export class RunsGroup {
+  readonly artifacts: RunArtifacts;
+  readonly reviews: RunReviews;
+
+  constructor(private readonly transport: Transport) {
+    this.artifacts = new RunArtifacts(transport);
+    this.reviews = new RunReviews(transport);
+  }
+
+  /** GET /runs/{id}; `expand` adds the input, usage, execution or debug sections. */
+  async get(
+    runId: string,
+    options: { expand?: RunExpand | readonly RunExpand[] } = {},
+    call?: CallOptions,
+  ): Promise<Run> {
+    return this.transport.json({
+      method: 'GET',
+      path: runPath(runId),
+      query: { expand: options.expand },
+      call,
+    });
+  }
+
+  /** GET /runs: one page (`{ runs, nextCursor }`). */
+  async list(filters: RunListFilters = {}, call?: CallOptions): Promise<RunsListResponse> {
+    return this.transport.json({ method: 'GET', path: '/runs', query: filters, call });
+  }
+
+  /**
+   * Every run matching `filters`, following `nextCursor` page by page (`limit` is the page size).
+   * With sample_rate a page can be short or empty, so only a missing cursor ends the walk.
+   */
+  async *iterate(filters: RunListFilters = {}, call?: CallOptions): AsyncGenerator<Run, void, undefined> {
+    let cursor = typeof filters.cursor === 'string' ? filters.cursor : undefined;
+    const seen = new Set<string>();
+    while (true) {
+      const page = await this.list(cursor === undefined ? filters : { ...filters, cursor }, call);
+      for (const run of page.runs ?? []) yield run;
+      const next = page.nextCursor;
+      if (typeof next !== 'string' || next.length === 0) return;
+      // A server handing back a cursor it already gave would otherwise loop forever.
+      if (seen.has(next))
+        throw new ServiceError(`GET /runs returned cursor ${next} twice`, 'invalid_response');
+      seen.add(next);
+      cursor = next;
+    }
+  }
+
+  /** POST /runs/{id}/cancel: queued → cancelled, in flight → requested, terminal → already_terminal. */
+  async cancel(runId: string, call?: CallOptions): Promise<RunCancelResponse> {
+    return this.transport.json({ method: 'POST', path: runPath(runId, '/cancel'), idempotent: true, call });
+  }
+
+  /** GET /runs/{id}/events: the chronological lifecycle timeline. */
+  async events(runId: string, call?: CallOptions): Promise<{ events: RunEvent[]; [key: string]: unknown }> {
+    return this.transport.json({ method: 'GET', path: runPath(runId, '/events'), call });
+  }
+
+  /** GET /runs/{id}/steps. */
+  async steps(runId: string, call?: CallOptions): Promise<JsonObject> {
+    return this.transport.json({ method: 'GET', path: runPath(runId, '/steps'), call });
+  }
+
+  /** GET /runs/{id}/trace (open shape). */
+  async trace(runId: string, call?: CallOptions): Promise<JsonObject> {
+    return this.transport.json({ method: 'GET', path: runPath(runId, '/trace'), call });
+  }
+
+  /** GET /runs/{id}/usage. */
+  async usage(runId: string, call?: CallOptions): Promise<RunUsage> {
+    return this.transport.json({ method: 'GET', path: runPath(runId, '/usage'), call });
+  }
+
+  /** GET /runs/{id}/scores: automated evaluator results. */
+  async scores(
+    runId: string,
+    call?: CallOptions,
+  ): Promise<{ scores?: EvalResult[]; [key: string]: unknown }> {
+    return this.transport.json({ method: 'GET', path: runPath(runId, '/scores'), call });
+  }
+
+  /** POST /runs/{id}/promote: the reviewed run becomes a dataset example. */
+  async promote(
+    runId: string,
+    body: { name?: string; [key: string]: unknown } = {},
+    call?: CallOptions,
+  ): Promise<JsonObject> {
+    return this.transport.json({ method: 'POST', path: runPath(runId, '/promote'), json: body, call });
+  }
+}

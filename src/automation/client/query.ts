@@ -1,0 +1,61 @@
+// Query strings: callers may name parameters in camelCase or snake_case; the wire form is the
+// spec's snake_case (the server accepts both, the spec documents snake_case).
+import { ServiceError } from './errors.js';
+
+export type QueryValue = string | number | boolean | Date | readonly (string | number)[] | null | undefined;
+export type QueryInput = Readonly<Record<string, QueryValue>>;
+
+/** `batchId` → `batch_id`; names already in snake_case are unchanged. */
+export function snakeCase(name: string): string {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+}
+
+function encodeValue(value: Exclude<QueryValue, null | undefined>): string {
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value.map(String).join(',');
+  return String(value);
+}
+
+/** Builds `?a=1&b=x` (or '' when empty); undefined and null values are left out. */
+export function buildQuery(query: QueryInput | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    const encoded = encodeValue(value);
+    // An empty list means "no filter", not "match the empty string".
+    if (Array.isArray(value) && value.length === 0) continue;
+    params.set(snakeCase(key), encoded);
+  }
+  const text = params.toString();
+  return text.length > 0 ? `?${text}` : '';
+}
+
+// `.` and `..` segments (even percent-encoded) are folded away by URL parsing before a request
+// leaves the process, so the request would reach a different resource; refuse them instead.
+function encodePart(part: string, whole: string): string {
+  if (part === '.' || part === '..') {
+    throw new ServiceError(
+      `path ${JSON.stringify(whole)} must not contain '.' or '..' segments`,
+      'invalid_argument',
+    );
+  }
+  return encodeURIComponent(part);
+}
+
+/** Encodes one path parameter (an id, alias or file name). */
+export function segment(value: string): string {
+  if (typeof value !== 'string' || value.length === 0)
+    throw new ServiceError('path parameter must be a non-empty string', 'invalid_argument');
+  return encodePart(value, value);
+}
+
+/** Encodes a slash-delimited file path, keeping its slashes as separators. */
+export function slashPath(value: string): string {
+  if (typeof value !== 'string' || value.length === 0)
+    throw new ServiceError('file path must be a non-empty string', 'invalid_argument');
+  const parts = value.split('/').filter((part) => part.length > 0);
+  if (parts.length === 0)
+    throw new ServiceError(`file path ${JSON.stringify(value)} names no file`, 'invalid_argument');
+  return parts.map((part) => encodePart(part, value)).join('/');
+}

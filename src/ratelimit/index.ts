@@ -1,0 +1,212 @@
+// The rate limit service: `prepareRatelimitShared` (main thread, once) makes the shared counter
+// and statistics tables; `startRatelimit` runs on every front-end thread, deciding inline
+// against those tables. Every thread serves HTTP on the shared port; thread 0 also serves gRPC
+// and the debug server.
+
+import type { HttpServerHandle } from '../core/http/index.js';
+import type { RunningGrpcServer } from '../core/grpc/index.js';
+import type { RunningService, ServiceContext } from '../core/service.js';
+import { loadCoreSettings, type EnvReader } from '../core/settings/index.js';
+import { ConfigManager } from './config/manager.js';
+import { FileConfigProvider, type ConfigProvider } from './config/provider.js';
+import { createXdsProvider } from './config/xds.js';
+import { loadObservabilitySettings } from './obs-settings.js';
+import { startStatsOutputs } from './stats/outputs/index.js';
+import { toGrpcServerTls } from './tls-settings.js';
+import { createTracer } from './tracing.js';
+import { defaultRuntimeRoot, seedRuntime } from './config/seed.js';
+import { EventLoopClock } from './engine/clock.js';
+import { RateLimitEngine } from './engine/engine.js';
+import { startDebugServer } from './server/debug.js';
+import { Decider } from './server/decider.js';
+import { startRatelimitGrpc } from './server/grpc.js';
+import { startRatelimitHttp } from './server/http.js';
+import { loadRatelimitSettings, type RatelimitSettings } from './settings.js';
+import { STAT } from './stats/names.js';
+import { createStatsBuffer, SharedStatsTable } from './stats/shared-table.js';
+import { createConfiguredStores } from './store/factory.js';
+import { createMemoryStoreBuffer, MemoryCounterStore } from './store/memory.js';
+import { loadStoreSettings } from './store-settings.js';
+
+export { loadRatelimitSettings } from './settings.js';
+export { runRatelimitClient } from './client.js';
+
+export const SHARED_COUNTERS = 'counters';
+export const SHARED_STATS = 'stats';
+
+export function prepareRatelimitShared(env: EnvReader): Record<string, SharedArrayBuffer> {
+  const settings = loadRatelimitSettings(env);
+  if (settings.runtime.root === undefined)
+    seedRuntime(defaultRuntimeRoot(loadCoreSettings(env).dataDir), settings.runtime.appDirectory);
+  return {
+    [SHARED_COUNTERS]: createMemoryStoreBuffer(settings.memoryStoreMaxKeys),
+    [SHARED_STATS]: createStatsBuffer(settings.statsMaxKeys),
+  };
+}
+
+const UNTRACKED_LOG_INTERVAL_MS = 60_000;
+
+export async function startRatelimit(ctx: ServiceContext): Promise<RunningService> {
+  const settings = loadRatelimitSettings(ctx.env);
+  const obs = loadObservabilitySettings(ctx.env);
+  const log = ctx.log;
+  const primary = ctx.thread.index === 0;
+  const counters = ctx.shared[SHARED_COUNTERS] ?? createMemoryStoreBuffer(settings.memoryStoreMaxKeys);
+  const stats = new SharedStatsTable(ctx.shared[SHARED_STATS] ?? createStatsBuffer(settings.statsMaxKeys));
+  const memory = new MemoryCounterStore(counters, settings.windowAlgorithm);
+  // BACKEND_TYPE / KVSTORE_URL choose a shared store (Redis, memcached); the factory registers
+  // its own health components. Without one, the shared-memory table is the store.
+  const shared = await createConfiguredStores(loadStoreSettings(ctx.env), {
+    algorithm: settings.windowAlgorithm,
+    log,
+    health: ctx.health,
+    stats,
+  });
+  const store = shared?.store ?? memory;
+
+  let lastUntrackedLog = 0;
+  const fullStat = stats.handle(STAT.memoryStoreFull);
+  const engine = new RateLimitEngine({
+    store,
+    stats,
+    clock: new EventLoopClock(),
+    settings,
+    onUntracked: () => {
+      stats.add(fullStat, 1);
+      const now = Date.now();
+      if (now - lastUntrackedLog >= UNTRACKED_LOG_INTERVAL_MS) {
+        lastUntrackedLog = now;
+        log.warn(
+          { capacity: memory.stats().capacity },
+          'rate limit counter table is full: requests on new keys pass uncounted; raise MEMORY_STORE_MAX_KEYS',
+        );
+      }
+    },
+  });
+  const tracer = createTracer(obs.tracing);
+  const decider = new Decider(engine, stats, store.kind, tracer);
+
+  const health = ctx.health;
+  if (!shared) health.register('cache_store', memory.healthy());
+  health.register('sigterm', true);
+  if (settings.healthyWithAtLeastOneConfigLoaded) health.register('config', false);
+
+  const compile = { mergeDomainConfig: settings.mergeDomainConfig, nearLimitRatio: settings.nearLimitRatio };
+  // Every front-end thread runs its own provider (as with files): N streams to the management server.
+  const provider: ConfigProvider =
+    settings.configType === 'GRPC_XDS_SOTW'
+      ? createXdsProvider({
+          settings: obs.xds,
+          compile,
+          waitForFirstConfig: !settings.forceStartWithoutInitialConfig,
+          log,
+        })
+      : new FileConfigProvider(runtimeLayout(settings, ctx.core.dataDir));
+  const config = new ConfigManager({
+    provider,
+    compile,
+    onRules: (rules) => engine.setRules(rules),
+    stats,
+    countStats: primary,
+    ...(settings.healthyWithAtLeastOneConfigLoaded
+      ? { onDomainsLoaded: (n: number) => health.set('config', n > 0) }
+      : {}),
+    log,
+  });
+  const initial = config.start();
+  // Upstream waits for the first configuration event before serving unless forced; a failed first
+  // load is still an event (calls then fail with "no rate limit configuration loaded").
+  if (!settings.forceStartWithoutInitialConfig) await initial;
+  else
+    initial.catch((error: unknown) => log.error({ err: error }, 'rate limit configuration provider failed'));
+
+  const servers: { close(): Promise<void> }[] = [];
+  const addresses: Record<string, string> = {};
+  try {
+    const http: HttpServerHandle = await startRatelimitHttp({
+      host: settings.http.host,
+      port: settings.http.port,
+      maxRequestBytes: settings.maxRequestBytes,
+      decider,
+      health,
+      log,
+    });
+    servers.push(http);
+    addresses.http = http.url;
+    if (primary) {
+      const grpc: RunningGrpcServer = await startRatelimitGrpc({
+        ...settings.grpc,
+        tls: toGrpcServerTls(obs.grpcTls),
+        decider,
+        stats,
+        health,
+        log,
+      });
+      servers.push(grpc);
+      addresses.grpc = grpc.address;
+      const debug = await startDebugServer({
+        host: settings.debug.host,
+        port: settings.debug.port,
+        log,
+        sources: {
+          rules: () => engine.ruleSet,
+          stats,
+          gauges: () => {
+            const s = memory.stats();
+            const mem = process.memoryUsage();
+            return {
+              ...shared?.gauges(),
+              'ratelimit.memory_store.capacity': s.capacity,
+              'ratelimit.memory_store.keys_claimed': s.keys,
+              'ratelimit.memory_store.slots_reused': s.reused,
+              'ratelimit.memory_store.full_events': s.fullEvents,
+              'ratelimit.memory_store.window_algorithm': settings.windowAlgorithm,
+              'ratelimit.config.files': engine.ruleSet?.files.join(',') ?? '',
+              'ratelimit.config.last_error': config.error?.message.replace(/\n/g, ' ') ?? '',
+              'process.heap_used_bytes': mem.heapUsed,
+              'process.rss_bytes': mem.rss,
+              cmdline: JSON.stringify(process.argv),
+            };
+          },
+        },
+      });
+      servers.push(debug);
+      addresses.debug = debug.url;
+      // The stats table holds process totals: one output per process, on thread 0.
+      const outputs = await startStatsOutputs(stats, obs.stats, { log });
+      servers.push(outputs);
+      if (outputs.pullUrl) addresses.metrics = outputs.pullUrl;
+    }
+  } catch (error) {
+    await Promise.allSettled(servers.map((s) => s.close()));
+    await config.close();
+    await tracer.close();
+    await shared?.close();
+    throw error;
+  }
+
+  return {
+    name: 'ratelimit',
+    addresses,
+    beginShutdown() {
+      health.set('sigterm', false);
+    },
+    async close() {
+      health.set('sigterm', false);
+      await Promise.allSettled(servers.map((s) => s.close()));
+      await config.close();
+      await tracer.close();
+      await shared?.close();
+      await memory.close();
+    },
+  };
+}
+
+function runtimeLayout(settings: RatelimitSettings, dataDir: string) {
+  const r = settings.runtime;
+  if (r.root !== undefined) return { ...r, root: r.root };
+  const root = defaultRuntimeRoot(dataDir);
+  seedRuntime(root, r.appDirectory);
+  // The seeded folder is a plain directory the user edits in place: watch its content.
+  return { ...r, root, subdirectory: '', watchRoot: false };
+}

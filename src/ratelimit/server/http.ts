@@ -1,0 +1,87 @@
+// The HTTP front end of the service (every front-end thread): `POST /json` and
+// `GET /healthcheck`. Public routes, as upstream: the spec shows no authentication here.
+
+import type { Logger } from 'pino';
+import type { HealthRegistry } from '../../core/health.js';
+import { HttpError, Router, startHttpServer, type HttpServerHandle } from '../../core/http/index.js';
+import { ServiceError, Code } from '../types.js';
+import type { Decider } from './decider.js';
+import { decodeRequest, encodeResponse, JsonRequestError } from './json-codec.js';
+
+export const errorBody = (e: { status: number; code: string; message: string; requestId: string }) => ({
+  code: e.code,
+  message: e.message,
+  requestId: e.requestId,
+});
+
+export interface RatelimitHttpOptions {
+  host: string;
+  port: number;
+  maxRequestBytes: number;
+  decider: Decider;
+  health: HealthRegistry;
+  log: Logger;
+}
+
+export function ratelimitRouter(decider: Decider, health: HealthRegistry): Router {
+  const router = new Router();
+  router.post(
+    '/json',
+    async (req, res) => {
+      const raw = await req.body();
+      let request;
+      try {
+        request = decodeRequest(JSON.parse(raw.toString('utf8')) as unknown);
+      } catch (error) {
+        if (error instanceof SyntaxError)
+          throw new HttpError(400, 'bad_request', `request body is not valid JSON: ${error.message}`);
+        if (error instanceof JsonRequestError) throw new HttpError(400, 'bad_request', error.message);
+        throw error;
+      }
+      let response;
+      try {
+        const result = decider.decide(request, 'json', req.headers['traceparent']);
+        response = result instanceof Promise ? await result : result;
+      } catch (error) {
+        // Refused calls are the caller's problem (empty domain, no configuration …): 400 with the
+        // upstream text, never a 5xx for anything the request contained.
+        if (error instanceof ServiceError && error.kind === 'store_error')
+          throw new HttpError(500, 'store_unavailable', error.message);
+        if (error instanceof ServiceError) throw new HttpError(400, 'bad_request', error.message);
+        throw error;
+      }
+      res
+        .header('content-type', 'application/json')
+        .send(encodeResponse(response), response.overallCode === Code.OVER_LIMIT ? 429 : 200);
+    },
+    { scope: false },
+  );
+  router.get(
+    '/healthcheck',
+    (_req, res) => {
+      const snapshot = health.snapshot();
+      if (snapshot.healthy) {
+        res.header('content-type', 'text/plain; charset=utf-8').send('OK', 200);
+        return;
+      }
+      const failing = Object.entries(snapshot.components)
+        .filter(([, ok]) => !ok)
+        .map(([name]) => name);
+      res.header('content-type', 'text/plain; charset=utf-8').send(`unhealthy: ${failing.join(', ')}\n`, 500);
+    },
+    { scope: false },
+  );
+  return router;
+}
+
+export function startRatelimitHttp(options: RatelimitHttpOptions): Promise<HttpServerHandle> {
+  return startHttpServer({
+    name: 'ratelimit',
+    host: options.host,
+    port: options.port,
+    router: ratelimitRouter(options.decider, options.health),
+    errorBody,
+    maxBodyBytes: options.maxRequestBytes,
+    log: options.log,
+  });
+}

@@ -1,0 +1,105 @@
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { EnvReader, SettingsError } from '../../src/core/settings/index.js';
+import { loadRatelimitSettings } from '../../src/ratelimit/settings.js';
+
+describe('ratelimit settings', () => {
+  it('defaults are the spec values', () => {
+    const s = loadRatelimitSettings(new EnvReader({}));
+    assert.deepEqual(s.http, { host: '0.0.0.0', port: 8080 });
+    assert.equal(s.grpc.port, 8081);
+    assert.equal(s.grpc.uds, undefined);
+    assert.equal(s.grpc.maxConnectionAgeMs, 24 * 3_600_000);
+    assert.deepEqual(s.debug, { host: '0.0.0.0', port: 6070 });
+    assert.deepEqual(s.runtime, {
+      root: undefined,
+      subdirectory: '',
+      appDirectory: 'config',
+      ignoreDotFiles: false,
+      watchRoot: true,
+    });
+    assert.equal(s.nearLimitRatio, 0.8);
+    assert.deepEqual(s.responseHeaders, {
+      enabled: false,
+      limit: 'RateLimit-Limit',
+      remaining: 'RateLimit-Remaining',
+      reset: 'RateLimit-Reset',
+    });
+    assert.equal(s.windowAlgorithm, 'sliding');
+    assert.equal(s.configType, 'FILE');
+    assert.equal(s.shadowMode, false);
+  });
+
+  it('reads every setting by its exact name', () => {
+    const s = loadRatelimitSettings(
+      new EnvReader({
+        HOST: '127.0.0.1',
+        PORT: '9000',
+        GRPC_UDS: '/tmp/rl.sock',
+        GRPC_MAX_CONNECTION_AGE: '10m',
+        GRPC_MAX_CONNECTION_AGE_GRACE: '30s',
+        RUNTIME_ROOT: '/srv/x',
+        RUNTIME_SUBDIRECTORY: 'ratelimit',
+        RUNTIME_IGNOREDOTFILES: 'true',
+        RUNTIME_WATCH_ROOT: 'false',
+        MERGE_DOMAIN_CONFIG: 'true',
+        FORCE_START_WITHOUT_INITIAL_CONFIG: 'true',
+        HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: 'true',
+        SHADOW_MODE: 'true',
+        NEAR_LIMIT_RATIO: '0.5',
+        STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT: 'true',
+        LIMIT_RESPONSE_HEADERS_ENABLED: 'true',
+        LIMIT_REMAINING_HEADER: 'X-Left',
+        CACHE_KEY_PREFIX: 'pre_',
+        WINDOW_ALGORITHM: 'fixed',
+        MEMORY_STORE_MAX_KEYS: '4096',
+      }),
+    );
+    assert.equal(s.http.port, 9000);
+    assert.equal(s.grpc.uds, '/tmp/rl.sock');
+    assert.equal(s.grpc.maxConnectionAgeMs, 600_000);
+    assert.equal(s.grpc.maxConnectionAgeGraceMs, 30_000);
+    assert.deepEqual(s.runtime, {
+      root: '/srv/x',
+      subdirectory: 'ratelimit',
+      appDirectory: 'config',
+      ignoreDotFiles: true,
+      watchRoot: false,
+    });
+    assert.equal(
+      s.mergeDomainConfig &&
+        s.forceStartWithoutInitialConfig &&
+        s.healthyWithAtLeastOneConfigLoaded &&
+        s.shadowMode,
+      true,
+    );
+    assert.equal(s.nearLimitRatio, 0.5);
+    assert.equal(s.stopCacheKeyIncrementWhenOverlimit, true);
+    assert.equal(s.responseHeaders.remaining, 'X-Left');
+    assert.equal(s.cacheKeyPrefix, 'pre_');
+    assert.equal(s.windowAlgorithm, 'fixed');
+    assert.equal(s.memoryStoreMaxKeys, 4096);
+  });
+
+  it('refuses bad values, naming the variable', () => {
+    const bad: Record<string, string> = {
+      PORT: '70000',
+      GRPC_PORT: 'abc',
+      NEAR_LIMIT_RATIO: '1.5',
+      WINDOW_ALGORITHM: 'leaky',
+      SHADOW_MODE: 'maybe',
+      GRPC_MAX_CONNECTION_AGE: 'soon',
+      LIMIT_LIMIT_HEADER: 'Bad Header',
+      RUNTIME_APPDIRECTORY: 'a/b',
+      MEMORY_STORE_MAX_KEYS: '1',
+      CONFIG_TYPE: 'ETCD',
+    };
+    for (const [name, value] of Object.entries(bad)) {
+      assert.throws(
+        () => loadRatelimitSettings(new EnvReader({ [name]: value })),
+        (e: unknown) => e instanceof SettingsError && e.variable === name,
+        `${name}=${value}`,
+      );
+    }
+  });
+});

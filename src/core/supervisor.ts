@@ -120,16 +120,27 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     return exitCode;
   }
 
-  const ready = first.find((m) => m.index === 0);
   print(
     `sluice: ${options.services.join(', ')} running on ${threads} front-end thread(s); data in ${core.dataDir}`,
   );
-  if (ready && ready.type === 'ready') {
-    for (const [service, listeners] of Object.entries(ready.addresses)) {
-      for (const [listener, address] of Object.entries(listeners))
-        print(`  ${service.padEnd(10)} ${listener.padEnd(8)} ${address}`);
-      print(`  ${service.padEnd(10)} auth     ${hints[service] ?? ''}`);
+  // Threads share most ports; a listener that differs per thread (GRPC_THREAD_PORTS) lists each.
+  const listing = new Map<string, Map<string, Set<string>>>();
+  for (const message of first) {
+    if (message.type !== 'ready') continue;
+    for (const [service, listeners] of Object.entries(message.addresses)) {
+      const byListener = listing.get(service) ?? new Map<string, Set<string>>();
+      listing.set(service, byListener);
+      for (const [listener, address] of Object.entries(listeners)) {
+        const set = byListener.get(listener) ?? new Set<string>();
+        set.add(address);
+        byListener.set(listener, set);
+      }
     }
+  }
+  for (const [service, listeners] of listing) {
+    for (const [listener, addresses] of listeners)
+      print(`  ${service.padEnd(10)} ${listener.padEnd(8)} ${[...addresses].join(', ')}`);
+    print(`  ${service.padEnd(10)} auth     ${hints[service] ?? ''}`);
   }
   if (initial) {
     print('');

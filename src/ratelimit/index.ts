@@ -133,9 +133,12 @@ export async function startRatelimit(ctx: ServiceContext): Promise<RunningServic
     });
     servers.push(http);
     addresses.http = http.url;
-    if (primary) {
+    // gRPC runs on thread 0, or on every thread (one port each) with GRPC_THREAD_PORTS.
+    const threadPorts = settings.grpc.threadPorts && settings.grpc.uds === undefined;
+    if (primary || threadPorts) {
       const grpc: RunningGrpcServer = await startRatelimitGrpc({
         ...settings.grpc,
+        port: threadPorts && settings.grpc.port !== 0 ? settings.grpc.port + ctx.thread.index : settings.grpc.port,
         tls: toGrpcServerTls(obs.grpcTls),
         decider,
         stats,
@@ -144,6 +147,8 @@ export async function startRatelimit(ctx: ServiceContext): Promise<RunningServic
       });
       servers.push(grpc);
       addresses.grpc = grpc.address;
+    }
+    if (primary) {
       const debug = await startDebugServer({
         host: settings.debug.host,
         port: settings.debug.port,

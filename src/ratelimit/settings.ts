@@ -16,6 +16,12 @@ export interface RatelimitSettings {
     readonly uds: string | undefined;
     readonly maxConnectionAgeMs: number;
     readonly maxConnectionAgeGraceMs: number;
+    /**
+     * GRPC_THREAD_PORTS: every front-end thread serves gRPC on GRPC_PORT + its index, so gRPC
+     * gets one event loop per thread (grpc-js caps one loop near 16k calls/s; Node 20's net has
+     * no SO_REUSEPORT). A proxy lists the ports as endpoints of one cluster.
+     */
+    readonly threadPorts: boolean;
   };
   readonly debug: { readonly host: string; readonly port: number };
   readonly configType: 'FILE' | 'GRPC_XDS_SOTW';
@@ -68,6 +74,7 @@ export function loadRatelimitSettings(env: EnvReader): RatelimitSettings {
       uds: env.optionalString('GRPC_UDS'),
       maxConnectionAgeMs: env.duration('GRPC_MAX_CONNECTION_AGE', 24 * 3_600_000),
       maxConnectionAgeGraceMs: env.duration('GRPC_MAX_CONNECTION_AGE_GRACE', 3_600_000),
+      threadPorts: env.bool('GRPC_THREAD_PORTS', false),
     }),
     debug: Object.freeze({
       host: env.string('DEBUG_HOST', '0.0.0.0'),

@@ -78,3 +78,19 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** A free port whose successor is free too (for per-thread consecutive ports). */
+export async function freePortPair(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const canBind = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await freePort();
+    if (port < 65535 && (await canBind(port + 1))) return port;
+  }
+  throw new Error('no two consecutive free ports found');
+}

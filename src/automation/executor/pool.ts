@@ -1,0 +1,157 @@
+// The run pool: piscina worker threads executing runs. Cancellation is two-stage: a cooperative
+// request on the run's port first, then (after the grace period, or at once if the run has not
+// started) piscina's abort signal, which drops a queued task or terminates the worker thread.
+// Either way the returned outcome always settles, so a cancelled run always ends.
+
+import { MessageChannel } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { RunTask, WorkerMessage } from './protocol.js';
+
+export type RunOutcome =
+  | { kind: 'completed'; output: unknown }
+  | { kind: 'failed'; error: string }
+  | { kind: 'cancelled'; error: string };
+
+export interface RunHandle {
+  /** Cooperative first; forced after the grace period. */
+  cancel(reason: string): void;
+  readonly started: boolean;
+  readonly outcome: Promise<RunOutcome>;
+}
+
+export interface RunPoolOptions {
+  threads: number;
+  /** Runs one worker thread holds at once (they mostly await I/O or timers). */
+  runsPerThread: number;
+  cancelGraceMs: number;
+}
+
+function workerFile(): string {
+  // Under tsx the sources are .ts; in the build they are .js next to each other in dist/.
+  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+  return fileURLToPath(new URL(`../../../workers/automation-run.${ext}`, import.meta.url));
+}
+
+export class RunPool {
+  private readonly piscina: Piscina;
+
+  constructor(private readonly options: RunPoolOptions) {
+    this.piscina = new Piscina({
+      filename: workerFile(),
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      concurrentTasksPerWorker: options.runsPerThread,
+      idleTimeout: 60_000,
+    });
+  }
+
+  get threads(): number {
+    return this.options.threads;
+  }
+
+  submit(task: Omit<RunTask, 'port'>, onMessage: (msg: WorkerMessage) => void, timeoutMs: number): RunHandle {
+    const channel = new MessageChannel();
+    const hard = new AbortController();
+    let started = false;
+    let cancelReason: string | undefined;
+    let timedOut = false;
+    let done: WorkerMessage | undefined;
+    let graceTimer: NodeJS.Timeout | undefined;
+    let timeoutTimer: NodeJS.Timeout | undefined;
+    let settle!: (outcome: RunOutcome) => void;
+    let settled = false;
+    const outcome = new Promise<RunOutcome>((resolve) => (settle = resolve));
+
+    const finish = (result: RunOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(graceTimer);
+      clearTimeout(timeoutTimer);
+      channel.port1.close();
+      settle(result);
+    };
+    const stoppedOutcome = (detail: string): RunOutcome =>
+      timedOut
+        ? { kind: 'failed', error: `timed out after ${timeoutMs} ms${detail}` }
+        : { kind: 'cancelled', error: `cancelled${cancelReason ? `: ${cancelReason}` : ''}${detail}` };
+
+    const requestStop = (reason: string) => {
+      if (settled || cancelReason !== undefined) return;
+      cancelReason = reason;
+      if (!started) {
+        hard.abort(reason);
+        return;
+      }
+      channel.port1.postMessage({ t: 'cancel', reason });
+      graceTimer = setTimeout(() => hard.abort(reason), this.options.cancelGraceMs);
+      graceTimer.unref();
+    };
+
+    channel.port1.on('message', (msg: WorkerMessage) => {
+      if (settled) return;
+      if (msg.t === 'started') {
+        started = true;
+        if (timeoutMs > 0) {
+          timeoutTimer = setTimeout(() => {
+            timedOut = true;
+            requestStop('timeout');
+          }, timeoutMs);
+          timeoutTimer.unref();
+        }
+      }
+      onMessage(msg);
+      if (msg.t === 'done') {
+        done = msg;
+        if (msg.ok) finish({ kind: 'completed', output: msg.output });
+        else if (msg.cancelled || cancelReason !== undefined) finish(stoppedOutcome(''));
+        else finish({ kind: 'failed', error: msg.error });
+      }
+    });
+    // A worker that ends without `done` (killed, crashed) closes its end of the channel.
+    channel.port1.on('close', () => {
+      if (!settled && done === undefined) {
+        finish(
+          cancelReason !== undefined
+            ? stoppedOutcome(' (worker terminated)')
+            : { kind: 'failed', error: 'worker ended without a result' },
+        );
+      }
+    });
+
+    this.piscina
+      .run({ ...task, port: channel.port2 }, { signal: hard.signal, transferList: [channel.port2] as never })
+      .then(
+        () => {
+          // `done` normally arrived already; if not, the port's close event settles it.
+          if (!settled && done === undefined)
+            setTimeout(
+              () => finish({ kind: 'failed', error: 'worker ended without a result' }),
+              1000,
+            ).unref();
+        },
+        (err: unknown) => {
+          if (settled) return;
+          if (cancelReason !== undefined)
+            finish(stoppedOutcome(started ? ' (worker terminated after the grace period)' : ''));
+          else
+            finish({
+              kind: 'failed',
+              error: `worker failed: ${err instanceof Error ? err.message : String(err)}`,
+            });
+        },
+      );
+
+    return {
+      cancel: requestStop,
+      get started() {
+        return started;
+      },
+      outcome,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.piscina.destroy();
+  }
+}

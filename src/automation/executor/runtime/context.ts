@@ -1,0 +1,148 @@
+// What an automation's code sees while it runs inside a pool worker: its input, the input
+// files, a place to write output files, a cancellation signal and a usage meter. Every
+// observable effect is reported on the run's port as it happens.
+
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, normalize, sep } from 'node:path';
+import type { MessagePort } from 'node:worker_threads';
+import type { InputFileRef, OutputFileReport, RunTask, UsageDelta, WorkerMessage } from '../protocol.js';
+
+export class Reporter {
+  constructor(private readonly port: MessagePort) {}
+
+  send(message: WorkerMessage): void {
+    try {
+      this.port.postMessage(message);
+    } catch {
+      // Values that cannot be cloned (functions, class instances with handles) are reported
+      // as their JSON form rather than failing the run.
+      this.port.postMessage(JSON.parse(JSON.stringify(message)) as WorkerMessage);
+    }
+  }
+
+  event(type: string, message?: string, metadata?: Record<string, unknown>): void {
+    const msg: WorkerMessage = { t: 'event', type, at: new Date().toISOString() };
+    if (message !== undefined) msg.message = message;
+    if (metadata !== undefined) msg.metadata = metadata;
+    this.send(msg);
+  }
+
+  trace(entry: Record<string, unknown>): void {
+    this.send({ t: 'trace', entry });
+  }
+}
+
+/** Output and input names are relative paths; anything escaping the run's folder is refused. */
+export function safeRelative(name: string): string {
+  const clean = normalize(name).replace(/^([/\\])+/, '');
+  if (
+    clean === '' ||
+    clean === '.' ||
+    clean.startsWith('..' + sep) ||
+    clean === '..' ||
+    clean.includes('\0')
+  ) {
+    throw new Error(`invalid file name ${JSON.stringify(name)}`);
+  }
+  return clean;
+}
+
+export interface RunFiles {
+  readonly input: readonly InputFileRef[];
+  read(name: string): Promise<Buffer>;
+  write(name: string, data: string | Uint8Array, contentType?: string): Promise<void>;
+}
+
+export interface RunContext {
+  readonly runId: string;
+  readonly input: unknown;
+  readonly metadata: Record<string, unknown>;
+  readonly signal: AbortSignal;
+  readonly files: RunFiles;
+  readonly steps: Record<string, unknown>;
+  readonly usage: { add(delta: UsageDelta): void };
+  log(message: string, metadata?: Record<string, unknown>): void;
+  /** A sleep that ends early (rejecting) when the run is cancelled. */
+  sleep(ms: number): Promise<void>;
+  /** Throws when cancellation was requested; call it between units of work. */
+  throwIfCancelled(): void;
+}
+
+export function guessContentType(name: string): string {
+  const ext = name.slice(name.lastIndexOf('.') + 1).toLowerCase();
+  const types: Record<string, string> = {
+    txt: 'text/plain',
+    md: 'text/markdown',
+    json: 'application/json',
+    csv: 'text/csv',
+    html: 'text/html',
+    pdf: 'application/pdf',
+    png: 'image/png',
+    jpg: 'image/jpeg',
+    jpeg: 'image/jpeg',
+  };
+  return types[ext] ?? 'application/octet-stream';
+}
+
+export function createContext(
+  task: RunTask,
+  reporter: Reporter,
+  signal: AbortSignal,
+  currentStep: () => string | undefined,
+): RunContext {
+  const steps: Record<string, unknown> = {};
+  const files: RunFiles = {
+    input: task.files,
+    async read(name) {
+      const ref = task.files.find((f) => f.name === name || f.field === name);
+      if (!ref) throw new Error(`no input file ${JSON.stringify(name)}`);
+      return readFile(ref.path);
+    },
+    async write(name, data, contentType) {
+      const rel = safeRelative(name);
+      const target = join(task.outputDir, rel);
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, data);
+      const file: OutputFileReport = {
+        name: rel.split(sep).join('/'),
+        size: typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength,
+        contentType: contentType ?? guessContentType(rel),
+      };
+      const step = currentStep();
+      if (step !== undefined) file.stepName = step;
+      reporter.send({ t: 'file', file });
+    },
+  };
+  const cancelledError = () => {
+    const err = new Error(`cancelled: ${String(signal.reason ?? 'requested')}`);
+    err.name = 'AbortError';
+    return err;
+  };
+  return {
+    runId: task.runId,
+    input: task.input,
+    metadata: task.metadata,
+    signal,
+    files,
+    steps,
+    usage: { add: (delta) => reporter.send({ t: 'usage', delta }) },
+    log: (message, metadata) => reporter.event('log', message, metadata),
+    sleep(ms) {
+      return new Promise<void>((resolve, reject) => {
+        if (signal.aborted) return reject(cancelledError());
+        const timer = setTimeout(() => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        }, ms);
+        const onAbort = () => {
+          clearTimeout(timer);
+          reject(cancelledError());
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+    },
+    throwIfCancelled() {
+      if (signal.aborted) throw cancelledError();
+    },
+  };
+}

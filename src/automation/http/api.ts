@@ -1,0 +1,48 @@
+// The route table type shared by the router registration and the OpenAPI generator.
+
+import type { TObject, TSchema } from '@sinclair/typebox';
+import type { HttpRequest, HttpResponse } from '../../core/http/index.js';
+import type { Authenticator } from '../../core/auth/types.js';
+import type { AutomationSettings } from '../settings.js';
+import type { AutomationRegistry } from '../registry/service.js';
+import type { RunService } from '../runs/service.js';
+import type { FileStore } from '../files/store.js';
+import type { ScoreStore } from '../runs/scores.js';
+import type { DownloadTokens } from './tokens.js';
+import type { RunListPage, RunListQuery } from '../runs/list.js';
+
+export interface ApiDeps {
+  settings: AutomationSettings;
+  registry: AutomationRegistry;
+  runs: RunService;
+  files: FileStore;
+  scores: ScoreStore;
+  tokens: DownloadTokens;
+  auth: Authenticator;
+  tmpDir: string;
+  listRuns(q: RunListQuery): RunListPage;
+  /** Time of the latest closed review (the review side keeps it); undefined when none. */
+  lastReviewClosedAt(): number | undefined;
+}
+
+export interface ApiResponseSpec {
+  description: string;
+  schema?: TSchema;
+  contentType?: string;
+}
+
+export interface ApiRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** OpenAPI form, below /api/v1: `/runs/{id}`; a trailing `{path}` takes the rest of the path. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  /** false: no bearer key required by the core (the handler checks itself). */
+  public?: boolean;
+  query?: TObject;
+  body?: { schema?: TSchema; contentTypes: string[]; description?: string };
+  responses: Record<number, ApiResponseSpec>;
+  maxBodyBytes?: number;
+  handle(req: HttpRequest, res: HttpResponse): Promise<void> | void;
+}

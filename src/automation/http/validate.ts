@@ -1,0 +1,75 @@
+// Request validation against the TypeBox schemas. Query names may come in camelCase (the
+// reference product's client) or snake_case (the spec); both fold onto the schema's names.
+
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { Value } from '@sinclair/typebox/value';
+import { ServiceError, type Issue } from '../errors.js';
+
+const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
+
+function checker(schema: TSchema): TypeCheck<TSchema> {
+  let c = compiled.get(schema);
+  if (!c) {
+    c = TypeCompiler.Compile(schema);
+    compiled.set(schema, c);
+  }
+  return c;
+}
+
+const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+function issuesOf(check: TypeCheck<TSchema>, value: unknown, prefix: string): Issue[] {
+  const out: Issue[] = [];
+  for (const e of check.Errors(value)) {
+    const path = e.path.split('/').filter(Boolean).join('.');
+    out.push({
+      field: [prefix, path].filter(Boolean).join('.') || '<root>',
+      message: e.message,
+      code: 'invalid_value',
+      severity: 'error',
+    });
+    if (out.length >= 20) break;
+  }
+  return out;
+}
+
+export function parseQuery<T>(schema: TObject, query: URLSearchParams): T {
+  const known = new Set(Object.keys(schema.properties));
+  const raw: Record<string, unknown> = {};
+  for (const [key, value] of query) {
+    const name = known.has(key) ? key : snake(key);
+    if (!known.has(name)) continue;
+    const prop = schema.properties[name] as TSchema;
+    if (prop.type === 'boolean') {
+      const v = value.toLowerCase();
+      raw[name] = v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : value;
+    } else raw[name] = value;
+  }
+  const converted = Value.Convert(schema, raw);
+  const check = checker(schema);
+  if (!check.Check(converted)) {
+    const issues = issuesOf(check, converted, '');
+    throw new ServiceError(
+      400,
+      'invalid_query',
+      `invalid query parameter: ${issues[0]?.field} ${issues[0]?.message}`,
+      issues,
+    );
+  }
+  return converted as T;
+}
+
+export function validateBody<T>(schema: TSchema, value: unknown): T {
+  const check = checker(schema);
+  if (!check.Check(value)) {
+    const issues = issuesOf(check, value, '');
+    throw new ServiceError(
+      400,
+      'invalid_body',
+      `invalid request body: ${issues[0]?.field} ${issues[0]?.message}`,
+      issues,
+    );
+  }
+  return value as T;
+}

@@ -1,0 +1,201 @@
+// The automation service: registry (git), run pool (piscina), LMDB metadata, blobs on disk,
+// and the /api/v1 HTTP API. Stateful, so the core starts it on front-end thread 0 only.
+
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
+import type { RunningService, ServiceContext } from '../core/service.js';
+import { openAutomationDb, type AutomationDb } from './db.js';
+import { RunPool } from './executor/pool.js';
+import { BlobStore } from './files/blobs.js';
+import { FileStore } from './files/store.js';
+import type { ApiDeps, ApiRoute } from './http/api.js';
+import { artifactRoutes } from './http/artifacts.js';
+import { automationRoutes } from './http/automations.js';
+import { errorBody, toHttpError } from './http/envelope.js';
+import { fileRoutes } from './http/files.js';
+import { runRoutes } from './http/runs.js';
+import { DownloadTokens } from './http/tokens.js';
+import { buildOpenApi } from './openapi/document.js';
+import { RegistryRepository } from './registry/repository.js';
+import { AutomationRegistry } from './registry/service.js';
+import { listRuns } from './runs/list.js';
+import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
+import { RunService } from './runs/service.js';
+import { RunStore } from './runs/store.js';
+import { loadAutomationSettings, type AutomationSettings } from './settings.js';
+
+export { loadAutomationSettings, type AutomationSettings } from './settings.js';
+export type { ScoreStore, EvalResult } from './runs/scores.js';
+export type { RunService, StartRunRequest } from './runs/service.js';
+export type { AutomationRegistry } from './registry/service.js';
+
+/** What the evaluator / experiment side (issue 7) builds on, inside the same process. */
+export interface AutomationCore {
+  settings: AutomationSettings;
+  db: AutomationDb;
+  registry: AutomationRegistry;
+  runs: RunService;
+  scores: ScoreStore;
+  files: FileStore;
+}
+
+export interface RunningAutomation extends RunningService {
+  readonly core: AutomationCore;
+  readonly url: string;
+}
+
+/** The repository's automations/ folder (built-in examples), from src/ or dist/src/. */
+function builtinsDir(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'automations')))
+      return join(dir, 'automations');
+    dir = dirname(dir);
+  }
+  return undefined;
+}
+
+function toRouterPattern(path: string): string {
+  return '/api/v1' + path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1');
+}
+
+/** Extra routes other parts of the service add (evaluators, datasets …) before the server starts. */
+export type RouteContributor = (core: AutomationCore, deps: ApiDeps) => ApiRoute[];
+
+export async function startAutomation(
+  ctx: ServiceContext,
+  contributors: readonly RouteContributor[] = [],
+): Promise<RunningAutomation> {
+  if (ctx.thread.index !== 0)
+    throw new Error('the automation service is stateful and must run on front-end thread 0 only');
+  const settings = loadAutomationSettings(ctx.env, ctx.core);
+  const log = ctx.log.child({ service: 'automation' });
+  await mkdir(settings.dataDir, { recursive: true });
+  const db = openAutomationDb(join(settings.dataDir, 'meta.lmdb'));
+  const pool = new RunPool({
+    threads: settings.poolThreads,
+    runsPerThread: settings.runsPerThread,
+    cancelGraceMs: settings.cancelGraceMs,
+  });
+  try {
+    const repo = new RegistryRepository({
+      path: settings.registryPath,
+      cacheDir: join(settings.dataDir, 'versions'),
+      cloneUrl: settings.registryUrl,
+      seedDir: settings.seedBuiltins ? builtinsDir() : undefined,
+    });
+    const registry = new AutomationRegistry(db, repo, settings.defaultTimeoutMs);
+    const init = await registry.init();
+    if (init.created) log.info({ path: repo.path, synced: init.synced }, 'automation registry created');
+
+    const store = new RunStore(db);
+    const runs = new RunService(store, registry, pool, {
+      runsDir: join(settings.dataDir, 'runs'),
+      maxQueuedRuns: settings.maxQueuedRuns,
+      providers: {
+        ...(settings.openaiBaseUrl ? { openaiBaseUrl: settings.openaiBaseUrl } : {}),
+        ...(settings.openaiApiKey ? { openaiApiKey: settings.openaiApiKey } : {}),
+        ...(settings.openaiModel ? { openaiModel: settings.openaiModel } : {}),
+      },
+      log,
+    });
+    const recovered = await runs.recover();
+    if (recovered.requeued + recovered.failed > 0)
+      log.info(recovered, 'runs left over from the last process');
+
+    let secret = settings.downloadTokenSecret
+      ? Buffer.from(settings.downloadTokenSecret)
+      : (db.meta.get('download-token-secret') as Buffer | undefined);
+    if (!secret) {
+      secret = randomBytes(32);
+      await db.meta.put('download-token-secret', secret);
+    }
+    const files = new FileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
+    const scores = new LmdbScoreStore(db);
+    const core: AutomationCore = { settings, db, registry, runs, scores, files };
+    const deps: ApiDeps = {
+      settings,
+      registry,
+      runs,
+      files,
+      scores,
+      tokens: new DownloadTokens(Buffer.from(secret), settings.downloadTokenTtlMs),
+      auth: ctx.auth,
+      tmpDir: join(settings.dataDir, 'tmp'),
+      listRuns: (q) => listRuns(store, q, settings.listScanLimit, runs.overlay),
+      lastReviewClosedAt: () => db.meta.get('last-review-closed-at') as number | undefined,
+    };
+
+    const routes: ApiRoute[] = [
+      ...automationRoutes(deps),
+      ...runRoutes(deps),
+      ...artifactRoutes(deps),
+      ...fileRoutes(deps),
+    ];
+    for (const contribute of contributors) routes.push(...contribute(core, deps));
+    const openapi = JSON.stringify(buildOpenApi(routes, { version: '1.0.0' }));
+    const router = new Router();
+    router.get(
+      '/api/v1/openapi.json',
+      (_req, res) => res.header('content-type', 'application/json').send(openapi),
+      { scope: false },
+    );
+    for (const route of routes) {
+      const handler = async (req: HttpRequest, res: HttpResponse) => {
+        try {
+          await route.handle(req, res);
+        } catch (err) {
+          throw toHttpError(err);
+        }
+      };
+      const options: { scope?: string | false; maxBodyBytes?: number } = {};
+      if (route.public) options.scope = false;
+      if (route.maxBodyBytes !== undefined) options.maxBodyBytes = route.maxBodyBytes;
+      router.route(route.method, toRouterPattern(route.path), handler, options);
+    }
+
+    const server = await startHttpServer({
+      name: 'automation',
+      host: settings.host,
+      port: settings.port,
+      router,
+      errorBody,
+      maxBodyBytes: settings.maxJsonBytes,
+      authenticator: ctx.auth,
+      defaultScope: (method) =>
+        method === 'GET' || method === 'HEAD' ? 'automation:read' : 'automation:write',
+      log,
+    });
+    ctx.health.register('automation', true);
+    log.info(
+      { url: server.url, registry: repo.path, poolThreads: settings.poolThreads },
+      'automation service listening',
+    );
+    let closed = false;
+    return {
+      name: 'automation',
+      addresses: { http: `${server.url}/api/v1` },
+      core,
+      url: server.url,
+      beginShutdown() {
+        ctx.health.set('automation', false);
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        await server.close(ctx.core.shutdownGraceMs);
+        await runs.close();
+        await pool.close();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await pool.close();
+    await db.close();
+    throw err;
+  }
+}

@@ -1,0 +1,252 @@
+// The registry's git repository: created (or cloned) on first start, seeded with the built-in
+// automations, and read by commit. Each package version used by a run is materialised once
+// into a cache folder keyed by commit, so runs of old versions keep their exact code.
+
+import { cp, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { archiveInto, git, GitError } from './git.js';
+import { compareSemver, SEMVER } from './semver.js';
+import { MANIFEST_NAMES, type AutomationType } from './manifest.js';
+
+export interface Release {
+  version: string;
+  tag: string;
+  commit: string;
+  createdAt: string;
+}
+
+export interface ResolvedRef {
+  requestedRef: string;
+  resolvedRef: string;
+  resolvedTag: string | null;
+  version: string;
+  commitSha: string;
+}
+
+export class RefNotFoundError extends Error {
+  constructor(readonly ref: string) {
+    super(`version ${JSON.stringify(ref)} not found`);
+    this.name = 'RefNotFoundError';
+  }
+}
+
+export const PACKAGE_SEGMENT = /^[a-z0-9][a-z0-9-]*$/;
+
+export function packageName(type: AutomationType, slug: string): string {
+  return `${type}s.${slug}`;
+}
+
+export function packagePath(type: AutomationType, slug: string): string {
+  return `${type}s/${slug}`;
+}
+
+export interface RepositoryOptions {
+  path: string;
+  cacheDir: string;
+  cloneUrl?: string | undefined;
+  /** Folder with workflows/ and agents/ copied in and released as 1.0.0 when the repository is created. */
+  seedDir?: string | undefined;
+}
+
+export class RegistryRepository {
+  private readonly materialising = new Map<string, Promise<string>>();
+
+  constructor(private readonly options: RepositoryOptions) {}
+
+  get path(): string {
+    return this.options.path;
+  }
+
+  /** Creates, clones or opens the repository; returns true when it was created now. */
+  async open(): Promise<boolean> {
+    const { path, cloneUrl, seedDir } = this.options;
+    if (existsSync(join(path, '.git'))) return false;
+    await mkdir(path, { recursive: true });
+    if (cloneUrl) {
+      await git(path, ['clone', '--quiet', cloneUrl, '.']);
+      return true;
+    }
+    await git(path, ['init', '--quiet', '-b', 'main']);
+    if (seedDir && existsSync(seedDir)) {
+      await cp(seedDir, path, { recursive: true });
+      await git(path, ['add', '-A']);
+      await git(path, ['commit', '--quiet', '-m', 'Built-in example automations']);
+      for (const pkg of await this.packagesInTree('HEAD')) {
+        await git(path, ['tag', '-a', `${pkg}@1.0.0`, '-m', `${pkg} 1.0.0`]);
+      }
+    } else {
+      await writeFile(
+        join(path, 'automation.json'),
+        JSON.stringify({ schemaVersion: 1, platformVersion: '1' }, null, 2) + '\n',
+      );
+      await git(path, ['add', '-A']);
+      await git(path, ['commit', '--quiet', '-m', 'Empty automation registry']);
+    }
+    return true;
+  }
+
+  /** With a remote, brings tags and branches up to date before a sync reads them. */
+  async refresh(): Promise<void> {
+    if (!this.options.cloneUrl) return;
+    await git(this.options.path, ['fetch', '--quiet', '--tags', '--force', '--prune', 'origin']);
+  }
+
+  /** Package names (`workflows.<slug>`) present in a commit's tree. */
+  async packagesInTree(commit: string): Promise<string[]> {
+    const out: string[] = [];
+    for (const type of ['workflow', 'agent'] as const) {
+      let listing = '';
+      try {
+        listing = await git(this.options.path, ['ls-tree', '--name-only', commit, `${type}s/`]);
+      } catch {
+        continue;
+      }
+      for (const line of listing.split('\n')) {
+        const slug = line.trim().split('/')[1];
+        if (slug && PACKAGE_SEGMENT.test(slug)) out.push(packageName(type, slug));
+      }
+    }
+    return out;
+  }
+
+  /** All packages that have at least one release tag. */
+  async releasedPackages(): Promise<string[]> {
+    const out = await git(this.options.path, ['tag', '--list', '*@*']);
+    const names = new Set<string>();
+    for (const tag of out.split('\n')) {
+      const at = tag.lastIndexOf('@');
+      if (at > 0 && SEMVER.test(tag.slice(at + 1))) names.add(tag.slice(0, at));
+    }
+    return [...names].sort();
+  }
+
+  /** Releases of a package, newest version first. */
+  async releases(pkg: string): Promise<Release[]> {
+    const out = await git(this.options.path, [
+      'for-each-ref',
+      '--format=%(refname:strip=2)%00%(objectname)%00%(*objectname)%00%(creatordate:iso-strict)',
+      `refs/tags/${pkg}@*`,
+    ]);
+    const releases: Release[] = [];
+    for (const line of out.split('\n')) {
+      if (line === '') continue;
+      const [tag = '', object = '', peeled = '', date = ''] = line.split('\0');
+      const version = tag.slice(pkg.length + 1);
+      if (!SEMVER.test(version)) continue;
+      releases.push({ version, tag, commit: peeled || object, createdAt: new Date(date).toISOString() });
+    }
+    return releases.sort((a, b) => compareSemver(b.version, a.version));
+  }
+
+  /** `latest`, a release version, a branch, tag or commit → the commit it names. */
+  async resolve(pkg: string, ref: string): Promise<ResolvedRef> {
+    if (ref === 'latest') {
+      const latest = (await this.releases(pkg))[0];
+      if (!latest) throw new RefNotFoundError(ref);
+      return {
+        requestedRef: ref,
+        resolvedRef: latest.tag,
+        resolvedTag: latest.tag,
+        version: latest.version,
+        commitSha: latest.commit,
+      };
+    }
+    if (SEMVER.test(ref)) {
+      const release = (await this.releases(pkg)).find((r) => r.version === ref);
+      if (!release) throw new RefNotFoundError(ref);
+      return {
+        requestedRef: ref,
+        resolvedRef: release.tag,
+        resolvedTag: release.tag,
+        version: release.version,
+        commitSha: release.commit,
+      };
+    }
+    if (!/^[A-Za-z0-9][A-Za-z0-9._\/-]*$/.test(ref) || ref.includes('..')) throw new RefNotFoundError(ref);
+    const candidates = this.options.cloneUrl ? [`origin/${ref}`, ref] : [ref];
+    for (const candidate of candidates) {
+      try {
+        const sha = (
+          await git(this.options.path, ['rev-parse', '--verify', '--quiet', `${candidate}^{commit}`])
+        ).trim();
+        if (sha)
+          return {
+            requestedRef: ref,
+            resolvedRef: candidate,
+            resolvedTag: null,
+            version: /^[0-9a-f]{40}$/.test(ref) ? ref.slice(0, 12) : ref,
+            commitSha: sha,
+          };
+      } catch (err) {
+        if (!(err instanceof GitError)) throw err;
+      }
+    }
+    throw new RefNotFoundError(ref);
+  }
+
+  /** The manifest file of a package at a commit, or null when the package has none there. */
+  async readManifest(commit: string, pkgPath: string): Promise<{ fileName: string; text: string } | null> {
+    let listing: string;
+    try {
+      listing = await git(this.options.path, ['ls-tree', '--name-only', commit, `${pkgPath}/`]);
+    } catch {
+      return null;
+    }
+    const files = new Set(listing.split('\n').map((l) => l.slice(pkgPath.length + 1)));
+    for (const name of MANIFEST_NAMES) {
+      if (files.has(name))
+        return {
+          fileName: name,
+          text: await git(this.options.path, ['show', `${commit}:${pkgPath}/${name}`]),
+        };
+    }
+    return null;
+  }
+
+  /** The package folder at `commit`, unpacked once into the cache and reused afterwards. */
+  materialise(commit: string, pkgPath: string): Promise<string> {
+    const final = join(this.options.cacheDir, commit, pkgPath);
+    const key = `${commit}:${pkgPath}`;
+    const pending = this.materialising.get(key);
+    if (pending) return pending;
+    const work = (async () => {
+      if (existsSync(join(final, '.sluice-complete'))) return final;
+      const staging = join(this.options.cacheDir, `.staging-${randomBytes(6).toString('hex')}`);
+      await mkdir(staging, { recursive: true });
+      try {
+        await archiveInto(this.options.path, commit, pkgPath, staging);
+        await writeFile(join(staging, pkgPath, '.sluice-complete'), commit);
+        await mkdir(join(final, '..'), { recursive: true });
+        await rm(final, { recursive: true, force: true });
+        await rename(join(staging, pkgPath), final);
+      } finally {
+        await rm(staging, { recursive: true, force: true });
+      }
+      return final;
+    })();
+    this.materialising.set(key, work);
+    work.then(
+      () => this.materialising.delete(key),
+      () => this.materialising.delete(key),
+    );
+    return work;
+  }
+
+  async cacheEntries(): Promise<number> {
+    try {
+      return (await readdir(this.options.cacheDir)).length;
+    } catch {
+      return 0;
+    }
+  }
+
+  async exists(): Promise<boolean> {
+    try {
+      return (await stat(join(this.options.path, '.git'))).isDirectory();
+    } catch {
+      return false;
+    }
+  }
+}

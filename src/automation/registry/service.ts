@@ -1,0 +1,315 @@
+// The automation registry: records synced from the git repository's latest releases, looked up
+// by id or typed alias, plus version resolution for runs. Sync is the only writer.
+
+import { createHash } from 'node:crypto';
+import type { AutomationDb } from '../db.js';
+import { invalid, notFound, ServiceError } from '../errors.js';
+import {
+  ManifestError,
+  parseManifest,
+  type AutomationType,
+  type Manifest,
+  type Triggers,
+} from './manifest.js';
+import { GitError } from './git.js';
+import {
+  packageName,
+  packagePath,
+  PACKAGE_SEGMENT,
+  RefNotFoundError,
+  type RegistryRepository,
+  type ResolvedRef,
+} from './repository.js';
+
+export interface AutomationRecord {
+  id: string;
+  type: AutomationType;
+  slug: string;
+  name: string;
+  description: string;
+  status: 'active' | 'archived';
+  version: string;
+  tag: string;
+  commit: string;
+  versionId: string;
+  triggers: Triggers;
+  inputSchema: Record<string, unknown> | null;
+  outputSchema: Record<string, unknown> | null;
+  model: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface VersionRecord {
+  id: string;
+  automationId: string;
+  version: string;
+  sourceRef: string;
+  commit: string;
+  createdAt: string;
+}
+
+export interface SyncResult {
+  automation: {
+    id: string;
+    type: AutomationType;
+    slug: string;
+    status: 'active' | 'archived';
+    updatedAt: string;
+  };
+  release: { version: string; tag: string; commit: string };
+  warnings: string[];
+  changed: boolean;
+}
+
+export interface Target {
+  type: AutomationType;
+  slug: string;
+  version: string | undefined;
+}
+
+const hashId = (prefix: string, text: string) =>
+  prefix + createHash('sha256').update(text).digest('hex').slice(0, 20);
+
+export function automationIdFor(type: AutomationType, slug: string): string {
+  return hashId('aut_', `${type}:${slug}`);
+}
+
+/** `workflows.<slug>` / `agents.<slug>`, with an optional `@<version>`; null when not alias-shaped. */
+export function parseAlias(text: string): Target | null {
+  const at = text.indexOf('@');
+  const base = at >= 0 ? text.slice(0, at) : text;
+  const version = at >= 0 ? text.slice(at + 1) : undefined;
+  const m = /^(workflows|agents)\.([^.@/]+)$/.exec(base);
+  if (!m || !PACKAGE_SEGMENT.test(m[2]!)) return null;
+  return { type: m[1] === 'workflows' ? 'workflow' : 'agent', slug: m[2]!, version };
+}
+
+export class AutomationRegistry {
+  private readonly manifests = new Map<string, Manifest>();
+
+  constructor(
+    private readonly db: AutomationDb,
+    readonly repo: RegistryRepository,
+    private readonly defaultTimeoutMs: number,
+  ) {}
+
+  /** Opens the repository; when it was created now, syncs every released package. */
+  async init(): Promise<{ created: boolean; synced: string[] }> {
+    const created = await this.repo.open();
+    const synced: string[] = [];
+    if (created) {
+      for (const pkg of await this.repo.releasedPackages()) {
+        await this.sync(pkg);
+        synced.push(pkg);
+      }
+    }
+    return { created, synced };
+  }
+
+  get(id: string): AutomationRecord | undefined {
+    return this.db.automations.get(id) as AutomationRecord | undefined;
+  }
+
+  /** By id or typed alias (no version); throws 404. */
+  find(idOrAlias: string): AutomationRecord {
+    const alias = parseAlias(idOrAlias);
+    const id = alias ? this.db.aliases.get(packageName(alias.type, alias.slug)) : idOrAlias;
+    const record = id ? this.get(id) : undefined;
+    if (!record) throw notFound(`automation ${JSON.stringify(idOrAlias)}`, 'id');
+    return record;
+  }
+
+  list(q: { search?: string; type?: AutomationType; limit: number; offset: number }): {
+    data: AutomationRecord[];
+    total: number;
+  } {
+    const all: AutomationRecord[] = [];
+    const needle = q.search?.toLowerCase();
+    for (const { value } of this.db.automations.getRange()) {
+      const a = value as AutomationRecord;
+      if (q.type && a.type !== q.type) continue;
+      if (needle && ![a.slug, a.name, a.description].some((s) => s.toLowerCase().includes(needle))) continue;
+      all.push(a);
+    }
+    all.sort((a, b) => (a.type === b.type ? (a.slug < b.slug ? -1 : 1) : a.type === 'agent' ? -1 : 1));
+    return { data: all.slice(q.offset, q.offset + q.limit), total: all.length };
+  }
+
+  versions(automationId: string): VersionRecord[] {
+    const out: VersionRecord[] = [];
+    for (const { value } of this.db.versions.getRange({
+      start: [automationId, ''],
+      end: [automationId, '\uffff'],
+    })) {
+      out.push(value as VersionRecord);
+    }
+    return out.reverse();
+  }
+
+  async sync(idOrAlias: string): Promise<SyncResult> {
+    if (idOrAlias.includes('@'))
+      throw invalid(
+        'id',
+        'sync takes an automation without a version; it always uses the latest release',
+        'versioned_target',
+      );
+    const alias = parseAlias(idOrAlias);
+    let target: { type: AutomationType; slug: string };
+    if (alias) target = alias;
+    else {
+      const existing = this.get(idOrAlias);
+      if (!existing) throw notFound(`automation ${JSON.stringify(idOrAlias)}`, 'id');
+      target = existing;
+    }
+    const pkg = packageName(target.type, target.slug);
+    try {
+      await this.repo.refresh();
+    } catch (err) {
+      throw new ServiceError(
+        502,
+        'source_unavailable',
+        `registry remote cannot be fetched: ${(err as Error).message}`,
+      );
+    }
+    let releases;
+    try {
+      releases = await this.repo.releases(pkg);
+    } catch (err) {
+      throw new ServiceError(
+        500,
+        'source_error',
+        `registry repository cannot be read: ${(err as Error).message}`,
+      );
+    }
+    const latest = releases[0];
+    if (!latest) throw notFound(`release of ${pkg} (tag ${pkg}@X.Y.Z)`, 'id');
+    const manifest = await this.manifestAt(latest.commit, target.type, target.slug);
+    const warnings: string[] = [];
+    const id = automationIdFor(target.type, target.slug);
+    const previous = this.get(id);
+    const now = new Date().toISOString();
+    const record: AutomationRecord = {
+      id,
+      type: target.type,
+      slug: target.slug,
+      name: manifest.name,
+      description: manifest.description,
+      status: 'active',
+      version: latest.version,
+      tag: latest.tag,
+      commit: latest.commit,
+      versionId: hashId('ver_', `${id}@${latest.version}`),
+      triggers: manifest.triggers,
+      inputSchema: manifest.inputSchema,
+      outputSchema: manifest.outputSchema,
+      model: manifest.model,
+      createdAt: previous?.createdAt ?? now,
+      updatedAt: previous?.updatedAt ?? now,
+    };
+    const comparable = (r: AutomationRecord) => JSON.stringify({ ...r, updatedAt: '' });
+    const changed = !previous || comparable(previous) !== comparable(record);
+    if (changed) record.updatedAt = now;
+    const versions: VersionRecord[] = releases.map((r) => ({
+      id: hashId('ver_', `${id}@${r.version}`),
+      automationId: id,
+      version: r.version,
+      sourceRef: r.tag,
+      commit: r.commit,
+      createdAt: r.createdAt,
+    }));
+    const known = new Set(this.versions(id).map((v) => `${v.version}:${v.commit}`));
+    const versionsChanged =
+      versions.some((v) => !known.has(`${v.version}:${v.commit}`)) || known.size !== versions.length;
+    if (changed || versionsChanged) {
+      await this.db.root.transaction(() => {
+        this.db.automations.putSync(id, record);
+        this.db.aliases.putSync(pkg, id);
+        for (const { key } of this.db.versions.getRange({ start: [id, ''], end: [id, '\uffff'] }))
+          this.db.versions.removeSync(key);
+        for (const v of versions)
+          this.db.versions.putSync(
+            [
+              id,
+              v.version
+                .split('.')
+                .map((n) => n.padStart(8, '0'))
+                .join('.'),
+            ],
+            v,
+          );
+      });
+    }
+    const result = previous && !changed ? previous : record;
+    return {
+      automation: {
+        id,
+        type: result.type,
+        slug: result.slug,
+        status: result.status,
+        updatedAt: result.updatedAt,
+      },
+      release: { version: latest.version, tag: latest.tag, commit: latest.commit },
+      warnings,
+      changed: changed || versionsChanged,
+    };
+  }
+
+  /** Manifest of the package at a commit (cached: a commit's content never changes). */
+  async manifestAt(commit: string, type: AutomationType, slug: string): Promise<Manifest> {
+    const key = `${commit}:${type}:${slug}`;
+    const cached = this.manifests.get(key);
+    if (cached) return cached;
+    let file;
+    try {
+      file = await this.repo.readManifest(commit, packagePath(type, slug));
+    } catch (err) {
+      if (err instanceof GitError) throw new ServiceError(500, 'source_error', err.message);
+      throw err;
+    }
+    if (!file) throw notFound(`manifest of ${packageName(type, slug)} at ${commit.slice(0, 12)}`, 'id');
+    let manifest: Manifest;
+    try {
+      manifest = parseManifest(file.text, file.fileName, type, this.defaultTimeoutMs);
+    } catch (err) {
+      if (err instanceof ManifestError) {
+        throw new ServiceError(
+          400,
+          'invalid_manifest',
+          err.message,
+          err.issues.map((i) => ({
+            field: `manifest.${i.field}`,
+            message: i.message,
+            code: 'invalid_manifest',
+          })),
+        );
+      }
+      throw err;
+    }
+    this.manifests.set(key, manifest);
+    return manifest;
+  }
+
+  /** A run's version: `latest` is the synced current release; anything else is resolved in git. */
+  async resolveVersion(automation: AutomationRecord, ref: string): Promise<ResolvedRef> {
+    if (ref === 'latest' || ref === automation.version) {
+      return {
+        requestedRef: ref,
+        resolvedRef: automation.tag,
+        resolvedTag: automation.tag,
+        version: automation.version,
+        commitSha: automation.commit,
+      };
+    }
+    try {
+      return await this.repo.resolve(packageName(automation.type, automation.slug), ref);
+    } catch (err) {
+      if (err instanceof RefNotFoundError)
+        throw notFound(
+          `version ${JSON.stringify(ref)} of ${packageName(automation.type, automation.slug)}`,
+          'version',
+        );
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,24 @@
+// Run ids sort in creation order: a base-36 millisecond time, a per-process counter for runs
+// created in the same millisecond, and randomness so two processes never collide.
+
+import { createHash, randomBytes } from 'node:crypto';
+
+let lastMs = 0;
+let counter = 0;
+
+export function newRunId(now: number): string {
+  if (now === lastMs) counter++;
+  else {
+    lastMs = now;
+    counter = 0;
+  }
+  return `run_${now.toString(36).padStart(9, '0')}${counter.toString(36).padStart(3, '0')}${randomBytes(5).toString('hex')}`;
+}
+
+/** Deterministic in [0, 1): the first 52 bits of SHA-256(tenant, run id) over 2^52. */
+export function sampleRank(tenant: string, runId: string): number {
+  const digest = createHash('sha256').update(tenant).update('\0').update(runId).digest();
+  const high = digest.readUInt32BE(0);
+  const low = digest.readUInt32BE(4) >>> 12; // 20 more bits
+  return (high * 2 ** 20 + low) / 2 ** 52;
+}

@@ -1,0 +1,679 @@
+// The run service: starts runs (pinned to a commit), feeds them to the pool, records what they
+// report, cancels them and lets callers wait for them. Live state of unfinished runs is kept
+// in memory and written through; the stored record is the truth once a run is terminal.
+
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { Logger } from 'pino';
+import type { Principal } from '../../core/auth/types.js';
+import type { RunPool, RunHandle, RunOutcome } from '../executor/pool.js';
+import type { InputFileRef, ProviderSettings, WorkerMessage } from '../executor/protocol.js';
+import { invalid, notFound, ServiceError } from '../errors.js';
+import { snapshot } from '../files/blobs.js';
+import type { AutomationRegistry, AutomationRecord } from '../registry/service.js';
+import { packagePath } from '../registry/repository.js';
+import type { Manifest } from '../registry/manifest.js';
+import { newRunId, sampleRank } from './ids.js';
+import type { RunStore } from './store.js';
+import {
+  emptyUsage,
+  TERMINAL,
+  type RunDetail,
+  type RunEvent,
+  type RunGit,
+  type RunInputFile,
+  type RunRecord,
+  type RunStatus,
+} from './types.js';
+
+/** A file the caller already stored as a blob, to be snapshotted into the run. */
+export interface StagedInputFile {
+  field: string;
+  filename: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  blobPath: string;
+  fileId: string | null;
+}
+
+export interface StartRunRequest {
+  target: string;
+  version?: string | undefined;
+  input?: unknown;
+  files?: StagedInputFile[];
+  overrides?: { steps?: Record<string, unknown> };
+  metadata?: Record<string, unknown>;
+  principal: Pick<Principal, 'tenant' | 'user'>;
+  trigger?: string;
+  batchId?: string | null;
+  exampleId?: string | null;
+  /** Internal: rerun lineage and pinning. */
+  previousRun?: RunRecord;
+  pinnedGit?: RunGit & { version: string; versionId: string | null };
+}
+
+export interface CancelResult {
+  run: RunRecord;
+  state: 'cancelled' | 'requested' | 'already_terminal';
+  wasStatus: RunStatus;
+}
+
+interface ActiveRun {
+  record: RunRecord;
+  detail: RunDetail;
+  seq: number;
+  handle: RunHandle | undefined;
+  cancelledBeforeSubmit: boolean;
+  writes: Promise<unknown>[];
+  lastEventMs: number;
+}
+
+export interface RunServiceOptions {
+  runsDir: string;
+  maxQueuedRuns: number;
+  providers: ProviderSettings;
+  log: Logger;
+}
+
+export class RunService {
+  private readonly active = new Map<string, ActiveRun>();
+  private readonly waiters = new Map<string, Set<(run: RunRecord) => void>>();
+  private readonly ajv = new Ajv({ strict: false, allErrors: true });
+  private readonly validators = new Map<string, ValidateFunction>();
+  private closing = false;
+
+  constructor(
+    readonly store: RunStore,
+    private readonly registry: AutomationRegistry,
+    private readonly pool: RunPool,
+    private readonly options: RunServiceOptions,
+  ) {}
+
+  runDir(runId: string): string {
+    return join(this.options.runsDir, runId);
+  }
+
+  /** The live record of an unfinished run, else the stored one. */
+  get(id: string): RunRecord | undefined {
+    return this.active.get(id)?.record ?? this.store.get(id);
+  }
+
+  getDetail(id: string): RunDetail | undefined {
+    return this.active.get(id)?.detail ?? this.store.getDetail(id);
+  }
+
+  events(id: string): RunEvent[] {
+    return this.store.events(id);
+  }
+
+  /** Overlay for listings: live records win over what was last committed. */
+  readonly overlay = (run: RunRecord): RunRecord => this.active.get(run.id)?.record ?? run;
+
+  get queued(): number {
+    let n = 0;
+    for (const a of this.active.values())
+      if (a.record.status === 'pending' || a.record.status === 'created') n++;
+    return n;
+  }
+
+  async start(req: StartRunRequest): Promise<RunRecord> {
+    if (this.closing) throw new ServiceError(503, 'shutting_down', 'the service is shutting down');
+    const baseTarget = req.target.split('@')[0]!;
+    const targetVersion = req.target.includes('@')
+      ? req.target.slice(req.target.indexOf('@') + 1)
+      : undefined;
+    if (targetVersion !== undefined && req.version !== undefined && targetVersion !== req.version) {
+      throw invalid(
+        'version',
+        `target names version ${targetVersion} but the version parameter says ${req.version}`,
+      );
+    }
+    const automation = this.registry.find(baseTarget);
+    if (automation.status !== 'active')
+      throw new ServiceError(403, 'automation_archived', `automation ${automation.slug} is archived`);
+
+    let git: RunGit;
+    let version: string;
+    let versionId: string | null;
+    if (req.pinnedGit) {
+      ({ version, versionId } = req.pinnedGit);
+      git = {
+        requestedRef: req.pinnedGit.requestedRef,
+        resolvedRef: req.pinnedGit.resolvedRef,
+        resolvedTag: req.pinnedGit.resolvedTag,
+        commitSha: req.pinnedGit.commitSha,
+      };
+    } else {
+      const resolved = await this.registry.resolveVersion(
+        automation,
+        req.version ?? targetVersion ?? 'latest',
+      );
+      git = {
+        requestedRef: resolved.requestedRef,
+        resolvedRef: resolved.resolvedRef,
+        resolvedTag: resolved.resolvedTag,
+        commitSha: resolved.commitSha,
+      };
+      version = resolved.version;
+      versionId = resolved.resolvedTag
+        ? (this.registry.versions(automation.id).find((v) => v.sourceRef === resolved.resolvedTag)?.id ??
+          null)
+        : null;
+    }
+    const manifest = await this.registry.manifestAt(git.commitSha, automation.type, automation.slug);
+    const trigger = req.trigger ?? 'api';
+    if (trigger === 'api' && !manifest.triggers.api) {
+      throw new ServiceError(
+        403,
+        'api_trigger_disabled',
+        `the api trigger of ${automation.slug} is disabled`,
+        [{ field: 'target', message: 'api trigger disabled in the manifest', code: 'api_trigger_disabled' }],
+      );
+    }
+    const args = req.input ?? {};
+    this.validateInput(git.commitSha, automation, manifest, args);
+    if (this.queued >= this.options.maxQueuedRuns) {
+      throw new ServiceError(
+        429,
+        'too_many_queued_runs',
+        `${this.queued} runs are queued; try again shortly`,
+        [],
+        { 'retry-after': '1' },
+      );
+    }
+
+    const now = Date.now();
+    const id = newRunId(now);
+    const dir = this.runDir(id);
+    await mkdir(join(dir, 'output'), { recursive: true });
+    const inputFiles: RunInputFile[] = [];
+    for (const f of req.files ?? []) {
+      const rel = `input/${f.field}/${f.filename}`;
+      await snapshot(f.blobPath, join(dir, rel));
+      inputFiles.push({
+        field: f.field,
+        name: `${f.field}/${f.filename}`,
+        filename: f.filename,
+        contentType: f.contentType,
+        size: f.size,
+        sha256: f.sha256,
+        fileId: f.fileId,
+        path: rel,
+      });
+    }
+    const previous = req.previousRun;
+    const record: RunRecord = {
+      id,
+      tenant: req.principal.tenant,
+      type: automation.type,
+      automationId: automation.id,
+      slug: automation.slug,
+      name: manifest.name,
+      version,
+      versionId,
+      git,
+      model: manifest.model,
+      status: 'pending',
+      createdAt: now,
+      startedAt: null,
+      completedAt: null,
+      cancelRequestedAt: null,
+      sampleRank: sampleRank(req.principal.tenant, id),
+      trigger: { type: trigger, by: req.principal.user || '__system__' },
+      batchId: req.batchId ?? null,
+      exampleId: req.exampleId ?? null,
+      output: null,
+      error: null,
+      files: inputFiles.map((f) => ({
+        name: f.name,
+        role: 'input' as const,
+        path: f.path,
+        stepName: null,
+        contentType: f.contentType,
+        size: f.size,
+      })),
+      schemaValid: null,
+      retry: {
+        number: previous ? previous.retry.number + 1 : 0,
+        previousRunId: previous?.id ?? null,
+        nextRunId: null,
+      },
+      review: null,
+      timeoutMs: manifest.timeoutMs,
+    };
+    const detail: RunDetail = {
+      input: { args, files: inputFiles, metadata: req.metadata ?? {} },
+      overrides: req.overrides ?? {},
+      steps: [],
+      trace: [],
+      usage: emptyUsage(),
+      manifest: manifest.raw,
+    };
+    const iso = new Date(now).toISOString();
+    const events: RunEvent[] = [
+      {
+        seq: 1,
+        type: 'run.created',
+        timestamp: iso,
+        status: 'created',
+        metadata: { version, commitSha: git.commitSha, trigger },
+      },
+      { seq: 2, type: 'run.queued', timestamp: iso, status: 'pending' },
+    ];
+    // The run starts loading while its record commits; the caller is answered only after the
+    // commit, and finish() waits for it too (it is the first of the run's writes).
+    const committed = this.store.create(record, detail, events);
+    const active: ActiveRun = {
+      record,
+      detail,
+      seq: 2,
+      handle: undefined,
+      cancelledBeforeSubmit: false,
+      writes: [committed],
+      lastEventMs: now,
+    };
+    this.active.set(id, active);
+    void this.dispatch(active, automation, manifest);
+    try {
+      await committed;
+    } catch (err) {
+      active.cancelledBeforeSubmit = true;
+      active.handle?.cancel('the run could not be stored');
+      this.active.delete(id);
+      throw new ServiceError(
+        500,
+        'persistence_error',
+        `the run could not be stored: ${(err as Error).message}`,
+      );
+    }
+    if (previous) {
+      const prevNow = this.get(previous.id) ?? previous;
+      const updated = { ...prevNow, retry: { ...prevNow.retry, nextRunId: id } };
+      const live = this.active.get(previous.id);
+      if (live) live.record = updated;
+      else await this.store.update(prevNow, updated);
+    }
+    return this.get(id) ?? record;
+  }
+
+  private validateInput(
+    commit: string,
+    automation: AutomationRecord,
+    manifest: Manifest,
+    args: unknown,
+  ): void {
+    if (!manifest.inputSchema) return;
+    const key = `${commit}:${automation.id}:in`;
+    let validate = this.validators.get(key);
+    if (!validate) {
+      validate = this.ajv.compile(manifest.inputSchema);
+      this.validators.set(key, validate);
+    }
+    if (!validate(args)) {
+      const issues = (validate.errors ?? []).map((e) => {
+        const path = e.instancePath.split('/').filter(Boolean).join('.');
+        const missing =
+          e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
+        const field = ['input', path, missing].filter(Boolean).join('.');
+        return { field, message: e.message ?? 'invalid', code: 'invalid_value' };
+      });
+      throw new ServiceError(
+        400,
+        'invalid_input',
+        `input does not match the input schema of ${automation.slug}`,
+        issues,
+      );
+    }
+  }
+
+  private outputValid(
+    commit: string,
+    automationId: string,
+    manifest: Record<string, unknown>,
+    output: unknown,
+  ): boolean | null {
+    const schema = manifest['outputSchema'];
+    if (!schema || typeof schema !== 'object') return null;
+    const key = `${commit}:${automationId}:out`;
+    let validate = this.validators.get(key);
+    if (!validate) {
+      validate = this.ajv.compile(schema as Record<string, unknown>);
+      this.validators.set(key, validate);
+    }
+    return validate(output);
+  }
+
+  private async dispatch(active: ActiveRun, automation: AutomationRecord, manifest: Manifest): Promise<void> {
+    const { record, detail } = active;
+    let packageDir: string;
+    try {
+      packageDir = await this.registry.repo.materialise(
+        record.git.commitSha,
+        packagePath(automation.type, automation.slug),
+      );
+    } catch (err) {
+      await this.finish(active, {
+        kind: 'failed',
+        error: `cannot load version ${record.version}: ${(err as Error).message}`,
+      });
+      return;
+    }
+    if (active.cancelledBeforeSubmit || TERMINAL.has(active.record.status)) return;
+    const files: InputFileRef[] = detail.input.files.map((f) => ({
+      name: f.name,
+      field: f.field,
+      path: join(this.runDir(record.id), f.path),
+      contentType: f.contentType,
+      size: f.size,
+    }));
+    active.handle = this.pool.submit(
+      {
+        runId: record.id,
+        kind: record.type,
+        packageDir,
+        entry: manifest.entry,
+        manifest: manifest.raw,
+        input: detail.input.args,
+        metadata: detail.input.metadata,
+        files,
+        overrides: detail.overrides,
+        outputDir: join(this.runDir(record.id), 'output'),
+        providers: this.options.providers,
+      },
+      (msg) => this.onMessage(active, msg),
+      record.timeoutMs,
+    );
+    const outcome = await active.handle.outcome;
+    await this.finish(active, outcome);
+  }
+
+  private event(
+    active: ActiveRun,
+    type: string,
+    extra: Omit<RunEvent, 'seq' | 'type' | 'timestamp'> = {},
+    at?: string,
+  ): void {
+    // Worker and main-thread times interleave; the timeline never goes backwards.
+    const ms = Math.max(at !== undefined ? Date.parse(at) : Date.now(), active.lastEventMs);
+    active.lastEventMs = ms;
+    const event: RunEvent = { seq: ++active.seq, type, timestamp: new Date(ms).toISOString(), ...extra };
+    active.writes.push(this.store.appendEvent(active.record.id, event));
+  }
+
+  private onMessage(active: ActiveRun, msg: WorkerMessage): void {
+    if (TERMINAL.has(active.record.status)) return;
+    const detail = active.detail;
+    switch (msg.t) {
+      case 'started': {
+        const previous = active.record;
+        active.record = { ...previous, status: 'running', startedAt: Date.parse(msg.at) };
+        active.writes.push(this.store.update(previous, active.record));
+        this.event(active, 'run.started', { status: 'running' }, msg.at);
+        break;
+      }
+      case 'event': {
+        const extra: Omit<RunEvent, 'seq' | 'type' | 'timestamp'> = {};
+        if (msg.message !== undefined) extra.message = msg.message;
+        if (msg.metadata !== undefined) extra.metadata = msg.metadata;
+        this.event(active, msg.type, extra, msg.at);
+        if (msg.type === 'step.started' || msg.type === 'tool.called')
+          detail.trace.push({ type: msg.type, at: msg.at, ...msg.metadata });
+        break;
+      }
+      case 'step': {
+        detail.steps.push(msg.step);
+        const type =
+          msg.step.status === 'failed'
+            ? 'step.failed'
+            : msg.step.status === 'overridden'
+              ? 'step.overridden'
+              : msg.step.status === 'cancelled'
+                ? 'step.cancelled'
+                : 'step.completed';
+        const extra: Omit<RunEvent, 'seq' | 'type' | 'timestamp'> = {
+          metadata: { stepName: msg.step.name, index: msg.step.index, durationMs: msg.step.durationMs },
+        };
+        if (msg.step.error !== undefined) extra.message = msg.step.error;
+        this.event(active, type, extra, msg.step.completedAt);
+        const trace: Record<string, unknown> = {
+          type: 'step',
+          phase: 'execute',
+          stepName: msg.step.name,
+          status: msg.step.status,
+          startedAt: msg.step.startedAt,
+          completedAt: msg.step.completedAt,
+          durationMs: msg.step.durationMs,
+        };
+        if (msg.step.error !== undefined) trace['message'] = msg.step.error;
+        detail.trace.push(trace);
+        break;
+      }
+      case 'trace':
+        detail.trace.push(msg.entry);
+        break;
+      case 'usage': {
+        const u = detail.usage;
+        const d = msg.delta;
+        u.tokens.input += d.tokens?.input ?? 0;
+        u.tokens.output += d.tokens?.output ?? 0;
+        u.tokens.cacheRead += d.tokens?.cacheRead ?? 0;
+        u.tokens.cacheWrite += d.tokens?.cacheWrite ?? 0;
+        u.creditsCharged += d.credits ?? 0;
+        u.llmCallCount += d.llmCalls ?? 0;
+        u.agentTurns += d.agentTurns ?? 0;
+        u.ocrPagesProcessed += d.ocrPages ?? 0;
+        break;
+      }
+      case 'file': {
+        const path = `output/${msg.file.name}`;
+        const files = active.record.files.filter((f) => f.path !== path);
+        files.push({
+          name: msg.file.name,
+          role: 'output',
+          path,
+          stepName: msg.file.stepName ?? null,
+          contentType: msg.file.contentType,
+          size: msg.file.size,
+        });
+        active.record = { ...active.record, files };
+        this.event(active, 'artifact.created', { metadata: { path, size: msg.file.size } });
+        break;
+      }
+      case 'done':
+        break;
+    }
+  }
+
+  private async finish(active: ActiveRun, outcome: RunOutcome): Promise<void> {
+    if (TERMINAL.has(active.record.status)) return;
+    const previousStored = this.store.get(active.record.id) ?? active.record;
+    const now = Date.now();
+    const status: RunStatus = outcome.kind;
+    const next: RunRecord = {
+      ...active.record,
+      status,
+      completedAt: now,
+      output: outcome.kind === 'completed' ? outcome.output : null,
+      error: outcome.kind === 'completed' ? null : outcome.error,
+      schemaValid:
+        outcome.kind === 'completed'
+          ? this.outputValid(
+              active.record.git.commitSha,
+              active.record.automationId,
+              active.detail.manifest,
+              outcome.output,
+            )
+          : null,
+    };
+    active.record = next;
+    const type =
+      status === 'completed' ? 'run.completed' : status === 'cancelled' ? 'run.cancelled' : 'run.failed';
+    const extra: Omit<RunEvent, 'seq' | 'type' | 'timestamp'> = { status };
+    if (next.error) extra.message = next.error;
+    this.event(active, type, extra);
+    try {
+      await Promise.all(active.writes);
+      // Writes above may have committed an older copy; the final one is read back from what
+      // is stored now so index entries move from the state that is really there.
+      await this.store.update(this.store.get(next.id) ?? previousStored, next, active.detail);
+    } catch (err) {
+      this.options.log.error({ err, runId: next.id }, 'cannot store the end of a run');
+    }
+    this.active.delete(next.id);
+    const waiting = this.waiters.get(next.id);
+    if (waiting) {
+      this.waiters.delete(next.id);
+      for (const resolve of waiting) resolve(next);
+    }
+  }
+
+  async cancel(id: string): Promise<CancelResult> {
+    const active = this.active.get(id);
+    if (!active) {
+      const run = this.store.get(id);
+      if (!run) throw notFound(`run ${JSON.stringify(id)}`, 'id');
+      return { run, state: 'already_terminal', wasStatus: run.status };
+    }
+    const wasStatus = active.record.status;
+    if (TERMINAL.has(wasStatus)) return { run: active.record, state: 'already_terminal', wasStatus };
+    const queued = wasStatus === 'pending' || wasStatus === 'created';
+    if (queued) {
+      // Not started: it ends now. If the worker was just picking it up, the pool's abort
+      // terminates that worker, so nothing of this run keeps going.
+      active.cancelledBeforeSubmit = true;
+      active.handle?.cancel('cancelled while queued');
+      const done = this.waitFor(id, 0);
+      await this.finish(active, { kind: 'cancelled', error: 'cancelled before it started' });
+      return { run: await done, state: 'cancelled', wasStatus };
+    }
+    if (active.record.cancelRequestedAt === null) {
+      const previous = active.record;
+      active.record = { ...previous, cancelRequestedAt: Date.now() };
+      active.writes.push(this.store.update(previous, active.record));
+      this.event(active, 'run.cancel_requested', { status: active.record.status });
+      active.handle?.cancel('cancel requested');
+    }
+    return { run: active.record, state: 'requested', wasStatus };
+  }
+
+  /** Resolves with the run once terminal, or with its current state after `timeoutMs` (0 = no limit). */
+  waitFor(id: string, timeoutMs: number): Promise<RunRecord> {
+    const current = this.get(id);
+    if (!current) return Promise.reject(notFound(`run ${JSON.stringify(id)}`, 'id'));
+    if (TERMINAL.has(current.status) && !this.active.has(id)) return Promise.resolve(current);
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (run: RunRecord) => {
+        clearTimeout(timer);
+        resolve(run);
+      };
+      let set = this.waiters.get(id);
+      if (!set) this.waiters.set(id, (set = new Set()));
+      set.add(done);
+      if (timeoutMs > 0) {
+        timer = setTimeout(() => {
+          this.waiters.get(id)?.delete(done);
+          resolve(this.get(id) ?? current);
+        }, timeoutMs);
+      }
+    });
+  }
+
+  /** Starts a new run from a stored run's input; `original` pins the stored run's commit. */
+  async rerun(
+    id: string,
+    version: string | undefined,
+    principal: Pick<Principal, 'tenant' | 'user'>,
+  ): Promise<RunRecord> {
+    const source = this.get(id);
+    const detail = this.getDetail(id);
+    if (!source || !detail) throw notFound(`run ${JSON.stringify(id)}`, 'id');
+    const files: StagedInputFile[] = detail.input.files.map((f) => ({
+      field: f.field,
+      filename: f.filename,
+      contentType: f.contentType,
+      size: f.size,
+      sha256: f.sha256,
+      blobPath: join(this.runDir(source.id), f.path),
+      fileId: f.fileId,
+    }));
+    const req: StartRunRequest = {
+      target: source.automationId,
+      input: detail.input.args,
+      files,
+      overrides: detail.overrides,
+      metadata: detail.input.metadata,
+      principal,
+      trigger: source.trigger.type === 'experiment' ? 'api' : source.trigger.type,
+      previousRun: source,
+    };
+    if (version === 'original')
+      req.pinnedGit = {
+        ...source.git,
+        requestedRef: 'original',
+        version: source.version,
+        versionId: source.versionId,
+      };
+    else if (version !== undefined) req.version = version;
+    return this.start(req);
+  }
+
+  /** At start: runs left queued are dispatched again; runs cut off mid-flight are failed. */
+  async recover(): Promise<{ requeued: number; failed: number }> {
+    let requeued = 0;
+    let failed = 0;
+    for (const run of this.store.unfinished()) {
+      const detail = this.store.getDetail(run.id);
+      const active: ActiveRun = {
+        record: run,
+        detail: detail ?? {
+          input: { args: {}, files: [], metadata: {} },
+          overrides: {},
+          steps: [],
+          trace: [],
+          usage: emptyUsage(),
+          manifest: {},
+        },
+        seq: this.store.lastEventSeq(run.id),
+        handle: undefined,
+        cancelledBeforeSubmit: false,
+        writes: [],
+        lastEventMs: this.store.events(run.id).reduce((m, e) => Math.max(m, Date.parse(e.timestamp)), 0),
+      };
+      this.active.set(run.id, active);
+      const automation = this.registry.get(run.automationId);
+      if ((run.status === 'pending' || run.status === 'created') && detail && automation) {
+        try {
+          const manifest = await this.registry.manifestAt(
+            run.git.commitSha,
+            automation.type,
+            automation.slug,
+          );
+          void this.dispatch(active, automation, manifest);
+          requeued++;
+          continue;
+        } catch {
+          // falls through to failed
+        }
+      }
+      await this.finish(active, { kind: 'failed', error: 'the service stopped while the run was in flight' });
+      failed++;
+    }
+    return { requeued, failed };
+  }
+
+  /** Stops taking runs; in-flight runs are cancelled so each reaches a terminal state. */
+  async close(): Promise<void> {
+    this.closing = true;
+    const pending = [...this.active.keys()].map(async (id) => {
+      const a = this.active.get(id);
+      if (!a) return;
+      a.handle?.cancel('service shutting down');
+      if (!a.handle) await this.finish(a, { kind: 'cancelled', error: 'service shutting down' });
+    });
+    await Promise.all(pending);
+    await Promise.all([...this.active.keys()].map((id) => this.waitFor(id, 10_000)));
+  }
+}

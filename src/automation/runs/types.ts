@@ -1,0 +1,135 @@
+// Run records as stored. The API shapes (runs/view.ts) are derived from these.
+
+import type { AutomationType } from '../registry/manifest.js';
+import type { StepReport, TokenUsage } from '../executor/protocol.js';
+
+/** The reference's ExecutionStatus; `pending` is "queued". */
+export type RunStatus =
+  | 'created'
+  | 'pending'
+  | 'running'
+  | 'waiting'
+  | 'finalizing'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'rejected';
+
+export const TERMINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled', 'rejected']);
+export const RUN_STATUSES: readonly RunStatus[] = [
+  'created',
+  'pending',
+  'running',
+  'waiting',
+  'finalizing',
+  'completed',
+  'failed',
+  'cancelled',
+  'rejected',
+];
+
+export interface RunGit {
+  requestedRef: string;
+  resolvedRef: string;
+  resolvedTag: string | null;
+  commitSha: string;
+}
+
+export interface RunArtifact {
+  name: string;
+  /** `output` (written by the run) or `input` (a snapshot of a file the run referenced). */
+  role: 'output' | 'input';
+  path: string;
+  stepName: string | null;
+  contentType: string;
+  size: number;
+}
+
+/** Review summary the review side (issue 7) keeps on the run so list filters can read it. */
+export interface RunReviewSummary {
+  status: 'open' | 'closed' | 'wont_fix';
+  verdict: 'correct' | 'incorrect' | null;
+  note: string | null;
+  hasCorrections: boolean;
+  createdAt: number;
+  updatedAt: number;
+  closedAt: number | null;
+}
+
+export interface RunRecord {
+  id: string;
+  tenant: string;
+  type: AutomationType;
+  automationId: string;
+  slug: string;
+  name: string;
+  version: string;
+  versionId: string | null;
+  git: RunGit;
+  model: string | null;
+  status: RunStatus;
+  createdAt: number;
+  startedAt: number | null;
+  completedAt: number | null;
+  cancelRequestedAt: number | null;
+  sampleRank: number;
+  trigger: { type: string; by: string };
+  batchId: string | null;
+  exampleId: string | null;
+  output: unknown;
+  error: string | null;
+  files: RunArtifact[];
+  schemaValid: boolean | null;
+  retry: { number: number; previousRunId: string | null; nextRunId: string | null };
+  review: RunReviewSummary | null;
+  timeoutMs: number;
+}
+
+export interface RunUsage {
+  tokens: TokenUsage;
+  creditsCharged: number;
+  llmCallCount: number;
+  ocrPagesProcessed: number;
+  agentTurns: number;
+}
+
+export interface RunInputFile {
+  field: string;
+  name: string;
+  filename: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  /** The reusable file it came from, if any. */
+  fileId: string | null;
+  /** Artifact path of the run's own snapshot. */
+  path: string;
+}
+
+export interface RunDetail {
+  input: { args: unknown; files: RunInputFile[]; metadata: Record<string, unknown> };
+  overrides: { steps?: Record<string, unknown> };
+  steps: StepReport[];
+  trace: Record<string, unknown>[];
+  usage: RunUsage;
+  manifest: Record<string, unknown>;
+}
+
+export interface RunEvent {
+  seq: number;
+  type: string;
+  timestamp: string;
+  status?: RunStatus;
+  message?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export function emptyUsage(): RunUsage {
+  return {
+    tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    creditsCharged: 0,
+    llmCallCount: 0,
+    ocrPagesProcessed: 0,
+    agentTurns: 0,
+  };
+}

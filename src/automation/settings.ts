@@ -1,0 +1,56 @@
+// Automation service settings (environment only; a bad value stops the start naming the variable).
+
+import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
+import type { CoreSettings, EnvReader } from '../core/settings/index.js';
+
+export interface AutomationSettings {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly registryPath: string;
+  readonly registryUrl: string | undefined;
+  readonly seedBuiltins: boolean;
+  readonly poolThreads: number;
+  readonly runsPerThread: number;
+  readonly maxQueuedRuns: number;
+  readonly cancelGraceMs: number;
+  readonly defaultTimeoutMs: number;
+  readonly maxJsonBytes: number;
+  readonly maxUploadBytes: number;
+  readonly downloadTokenSecret: string | undefined;
+  readonly downloadTokenTtlMs: number;
+  readonly listScanLimit: number;
+  readonly listDefaultLimit: number;
+  readonly listMaxLimit: number;
+  readonly openaiBaseUrl: string | undefined;
+  readonly openaiApiKey: string | undefined;
+  readonly openaiModel: string | undefined;
+}
+
+export function loadAutomationSettings(env: EnvReader, core: CoreSettings): AutomationSettings {
+  const dataDir = join(core.dataDir, 'automation');
+  return Object.freeze({
+    host: core.automation.host,
+    port: core.automation.port,
+    dataDir,
+    registryPath: env.string('AUTOMATION_REGISTRY_PATH', join(dataDir, 'registry.git')),
+    registryUrl: env.optionalString('AUTOMATION_REGISTRY_URL'),
+    seedBuiltins: env.bool('AUTOMATION_SEED_BUILTINS', true),
+    poolThreads: env.int('AUTOMATION_POOL_THREADS', Math.min(2, availableParallelism()), { min: 1, max: 64 }),
+    runsPerThread: env.int('AUTOMATION_RUNS_PER_THREAD', 4, { min: 1, max: 64 }),
+    maxQueuedRuns: env.int('AUTOMATION_MAX_QUEUED_RUNS', 10_000, { min: 1 }),
+    cancelGraceMs: env.duration('AUTOMATION_CANCEL_GRACE', 5_000),
+    defaultTimeoutMs: env.duration('AUTOMATION_DEFAULT_TIMEOUT', 10 * 60_000),
+    maxJsonBytes: env.int('AUTOMATION_MAX_JSON_BYTES', 10 * 1024 * 1024, { min: 1024 }),
+    maxUploadBytes: env.int('AUTOMATION_MAX_UPLOAD_BYTES', 100 * 1024 * 1024, { min: 1024 }),
+    downloadTokenSecret: env.optionalString('AUTOMATION_DOWNLOAD_TOKEN_SECRET'),
+    downloadTokenTtlMs: env.duration('AUTOMATION_DOWNLOAD_TOKEN_TTL', 60 * 60_000),
+    listScanLimit: env.int('AUTOMATION_LIST_SCAN_LIMIT', 20_000, { min: 100 }),
+    listDefaultLimit: env.int('AUTOMATION_LIST_DEFAULT_LIMIT', 50, { min: 1, max: 1000 }),
+    listMaxLimit: env.int('AUTOMATION_LIST_MAX_LIMIT', 500, { min: 1, max: 10_000 }),
+    openaiBaseUrl: env.optionalString('AUTOMATION_OPENAI_BASE_URL'),
+    openaiApiKey: env.optionalString('AUTOMATION_OPENAI_API_KEY'),
+    openaiModel: env.optionalString('AUTOMATION_OPENAI_MODEL'),
+  });
+}

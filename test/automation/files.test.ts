@@ -1,0 +1,209 @@
+import { after, before, describe, it } from 'node:test';
+import { strict as assert } from 'node:assert';
+import { createHash } from 'node:crypto';
+import type { KeyStore } from '../../src/core/auth/index.js';
+import { startHarness, type Harness } from './harness.js';
+import { release, workflowManifest, gitIn } from './registry-git.js';
+
+describe('automation files, multipart runs, auth and error envelopes', () => {
+  let h: Harness;
+  let readToken: string;
+  let otherTenant: string;
+  before(async () => {
+    h = await startHarness({ AUTOMATION_MAX_UPLOAD_BYTES: '65536' });
+    const keys = h.ctx.ctx.auth as KeyStore;
+    readToken = (await keys.create({ user: 'reader', scopes: ['automation:read'] })).token;
+    otherTenant = (await keys.create({ tenant: 'other', user: 'o', scopes: ['automation'] })).token;
+    release(h.registryPath, {
+      'workflows/file-echo/manifest.json': workflowManifest('File echo'),
+      'workflows/file-echo/index.js': `export default { steps: [{ name: 'read', async run(ctx) {
+        const out = {};
+        for (const f of ctx.files.input) out[f.name] = (await ctx.files.read(f.name)).toString('utf8');
+        return out;
+      } }] };\n`,
+    });
+    gitIn(h.registryPath, ['tag', '-a', 'workflows.file-echo@1.0.0', '-m', 'x']);
+    assert.equal((await h.api('POST', '/automations/workflows.file-echo/sync')).status, 200);
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  async function upload(content: string, filename: string, token = h.token) {
+    const form = new FormData();
+    form.append('purpose', 'run-input');
+    form.append('file', new Blob([content], { type: 'text/plain' }), filename);
+    const res = await fetch(`${h.url}/api/v1/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: form,
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  }
+
+  it('uploads, reads, and deletes a file; a run keeps its snapshot after the delete', async () => {
+    const up = await upload('hello file', 'greeting.txt');
+    assert.equal(up.status, 201);
+    assert.equal(up.body.filename, 'greeting.txt');
+    assert.equal(up.body.size, 10);
+    assert.equal(up.body.sha256, createHash('sha256').update('hello file').digest('hex'));
+    assert.equal(up.body.purpose, 'run-input');
+    const meta = await h.api('GET', `/files/${up.body.id}`);
+    assert.equal(meta.body.contentType, 'text/plain');
+    const content = await h.api('GET', `/files/${up.body.id}/content`);
+    assert.equal(content.body.toString(), 'hello file');
+
+    const run = await h.api('POST', '/runs?wait_for_completion=30', {
+      body: { target: 'workflows.file-echo', input: {}, files: { doc: { $fileId: up.body.id } } },
+    });
+    assert.equal(run.body.execution.status, 'completed');
+    assert.deepEqual(run.body.output, { 'doc/greeting.txt': 'hello file' });
+    assert.ok(run.body.files.some((f: any) => f.role === 'input' && f.path === 'input/doc/greeting.txt'));
+
+    const del = await h.api('DELETE', `/files/${up.body.id}`);
+    assert.deepEqual(del.body, { id: up.body.id, deleted: true });
+    assert.equal((await h.api('GET', `/files/${up.body.id}`)).status, 404);
+    assert.equal((await h.api('GET', `/files/${up.body.id}/content`)).status, 404);
+    assert.equal((await h.api('DELETE', `/files/${up.body.id}`)).status, 404);
+
+    const snap = await h.api('GET', `/runs/${run.body.id}/artifacts/input/doc/greeting.txt`);
+    assert.equal(snap.status, 200);
+    assert.equal(snap.body.toString(), 'hello file');
+    const rerun = await h.api('POST', `/runs/${run.body.id}/rerun?wait_for_completion=30`);
+    assert.deepEqual(rerun.body.output, { 'doc/greeting.txt': 'hello file' });
+    const gone = await h.api('POST', '/runs', {
+      body: { target: 'workflows.file-echo', files: { doc: { $fileId: up.body.id } } },
+    });
+    assert.equal(gone.status, 404);
+    assert.equal(gone.body.issues[0].field, 'files.doc');
+  });
+
+  it('starts a run from multipart/form-data with file parts, and from inline base64', async () => {
+    const form = new FormData();
+    form.append('target', 'workflows.file-echo');
+    form.append('input', JSON.stringify({ a: 1 }));
+    form.append('files.invoice', new Blob(['multipart bytes']), 'inv.txt');
+    const res = await fetch(`${h.url}/api/v1/runs?wait_for_completion=30`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.token}` },
+      body: form,
+    });
+    const run = (await res.json()) as any;
+    assert.equal(res.status, 200);
+    assert.deepEqual(run.output, { 'invoice/inv.txt': 'multipart bytes' });
+    const full = await h.api('GET', `/runs/${run.id}?expand=input`);
+    assert.deepEqual(full.body.input.args, { a: 1 });
+    assert.equal(full.body.input.files[0].size, 15);
+
+    const inline = await h.api('POST', '/runs?wait_for_completion=30', {
+      body: {
+        target: 'workflows.file-echo',
+        files: {
+          notes: {
+            $inline: {
+              filename: 'n.txt',
+              mimeType: 'text/plain',
+              base64: Buffer.from('inline!').toString('base64'),
+            },
+          },
+        },
+      },
+    });
+    assert.deepEqual(inline.body.output, { 'notes/n.txt': 'inline!' });
+
+    const badJson = new FormData();
+    badJson.append('target', 'workflows.file-echo');
+    badJson.append('input', '{not json');
+    const bad = await fetch(`${h.url}/api/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.token}` },
+      body: badJson,
+    });
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as any).issues[0].field, 'input');
+  });
+
+  it('answers 413 with the envelope for an upload over the limit', async () => {
+    const big = await upload('x'.repeat(70_000), 'big.txt');
+    assert.equal(big.status, 413);
+    assert.ok(big.body.requestId);
+    assert.ok(Array.isArray(big.body.issues));
+    const form = new FormData();
+    form.append('target', 'workflows.file-echo');
+    form.append('files.doc', new Blob(['y'.repeat(70_000)]), 'big.bin');
+    const res = await fetch(`${h.url}/api/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.token}` },
+      body: form,
+    });
+    assert.equal(res.status, 413);
+    const noFile = new FormData();
+    noFile.append('purpose', 'x');
+    const empty = await fetch(`${h.url}/api/v1/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.token}` },
+      body: noFile,
+    });
+    assert.equal(empty.status, 400);
+  });
+
+  it('checks keys: 401 without or with a bad key, 403 for a read-only key writing, /auth/check', async () => {
+    const none = await h.api('GET', '/automations', { token: null });
+    assert.equal(none.status, 401);
+    assert.equal(none.body.issues[0].code, 'unauthorized');
+    assert.equal(none.headers.get('x-request-id'), none.body.requestId);
+    const wrong = await h.api('GET', '/automations', { token: 'sk_nope_nope' });
+    assert.equal(wrong.status, 401);
+    const forbidden = await h.api('POST', '/runs', {
+      token: readToken,
+      body: { target: 'workflows.text-report', input: { text: 'x' } },
+    });
+    assert.equal(forbidden.status, 403);
+    assert.equal(forbidden.body.issues[0].code, 'forbidden');
+    const reading = await h.api('GET', '/automations', { token: readToken });
+    assert.equal(reading.status, 200);
+    const sync = await h.api('POST', '/automations/workflows.text-report/sync', { token: readToken });
+    assert.equal(sync.status, 403);
+    const check = await h.api('GET', '/auth/check', { token: readToken });
+    assert.equal(check.body.ok, true);
+    assert.equal(check.body.userId, 'reader');
+    assert.deepEqual(check.body.scope, ['automation:read']);
+    assert.equal(check.body.wildcardGranted, false);
+    const admin = await h.api('GET', '/auth/check');
+    assert.equal(admin.body.wildcardGranted, true);
+  });
+
+  it('keeps tenants apart: runs and files of another tenant are 404', async () => {
+    const up = await upload('mine', 'mine.txt');
+    assert.equal((await h.api('GET', `/files/${up.body.id}`, { token: otherTenant })).status, 404);
+    const run = await h.api('POST', '/runs?wait_for_completion=30', {
+      body: { target: 'workflows.text-report', input: { text: 'mine' } },
+    });
+    assert.equal((await h.api('GET', `/runs/${run.body.id}`, { token: otherTenant })).status, 404);
+    const list = await h.api('GET', '/runs', { token: otherTenant });
+    assert.deepEqual(list.body.runs, []);
+  });
+
+  it('serves an OpenAPI 3.1 document without a key', async () => {
+    const res = await h.api('GET', '/openapi.json', { token: null });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.openapi, '3.1.0');
+    for (const path of [
+      '/api/v1/runs',
+      '/api/v1/runs/{id}/artifacts',
+      '/api/v1/files/{id}/content',
+      '/api/v1/automations/{id}/sync',
+      '/api/v1/auth/check',
+    ]) {
+      assert.ok(res.body.paths[path], path);
+    }
+    const listParams = res.body.paths['/api/v1/runs'].get.parameters.map((p: any) => p.name);
+    assert.ok(
+      listParams.includes('sample_rate') &&
+        listParams.includes('cursor') &&
+        listParams.includes('review_status'),
+    );
+    assert.ok(res.body.components.schemas.RunStartBody);
+    assert.ok(res.body.components.schemas.ApiErrorEnvelope);
+  });
+});

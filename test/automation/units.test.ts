@@ -1,0 +1,150 @@
+import { describe, it } from 'node:test';
+import { strict as assert } from 'node:assert';
+import { parseManifest, ManifestError } from '../../src/automation/registry/manifest.js';
+import { compareSemver } from '../../src/automation/registry/semver.js';
+import { parseAlias } from '../../src/automation/registry/service.js';
+import { parseTime, parseEndTime } from '../../src/automation/http/time.js';
+import { DownloadTokens } from '../../src/automation/http/tokens.js';
+import { decodeCursor, encodeCursor, CursorError } from '../../src/automation/runs/list.js';
+import { newRunId, sampleRank } from '../../src/automation/runs/ids.js';
+import { safeRelative } from '../../src/automation/executor/runtime/context.js';
+import { EchoProvider } from '../../src/automation/executor/runtime/providers.js';
+
+describe('automation pure modules', () => {
+  it('parses manifests in JSON and YAML and reports every bad field', () => {
+    const m = parseManifest(
+      '{"name":"A","entry":"index.js","timeout":"30s","inputSchema":{"type":"object"}}',
+      'manifest.json',
+      'workflow',
+      1000,
+    );
+    assert.equal(m.timeoutMs, 30_000);
+    assert.equal(m.triggers.api, true);
+    const y = parseManifest('name: B\nmodel: openai:x\ntools: [a]\n', 'manifest.yaml', 'agent', 1000);
+    assert.equal(y.model, 'openai:x');
+    assert.equal(y.timeoutMs, 1000);
+    assert.throws(
+      () =>
+        parseManifest(
+          '{"type":"agent","entry":"../x.js","timeout":"soon","inputSchema":{"type":"nope"},"triggers":3}',
+          'manifest.json',
+          'workflow',
+          1,
+        ),
+      (err: unknown) => {
+        assert.ok(err instanceof ManifestError);
+        assert.deepEqual(err.issues.map((i) => i.field).sort(), [
+          'entry',
+          'inputSchema',
+          'name',
+          'timeout',
+          'triggers',
+          'type',
+        ]);
+        return true;
+      },
+    );
+    assert.throws(() => parseManifest('{not json', 'manifest.json', 'workflow', 1), ManifestError);
+    assert.throws(() => parseManifest('[1,2]', 'manifest.json', 'workflow', 1), ManifestError);
+    assert.throws(
+      () => parseManifest('{"name":"x","entry":"i.js","tools":"a"}', 'manifest.json', 'agent', 1),
+      ManifestError,
+    );
+  });
+
+  it('orders versions and parses aliases', () => {
+    assert.ok(compareSemver('1.10.0', '1.9.9') > 0);
+    assert.equal(compareSemver('2.0.0', '2.0.0'), 0);
+    assert.deepEqual(parseAlias('workflows.a-b@1.2.3'), { type: 'workflow', slug: 'a-b', version: '1.2.3' });
+    assert.deepEqual(parseAlias('agents.x'), { type: 'agent', slug: 'x', version: undefined });
+    assert.equal(parseAlias('tools.x'), null);
+    assert.equal(parseAlias('workflows.Bad_Slug'), null);
+    assert.equal(parseAlias('aut_123'), null);
+  });
+
+  it('parses absolute and relative times', () => {
+    const now = Date.parse('2026-01-10T12:00:00Z');
+    assert.equal(parseTime('-1d', now), now - 86_400_000);
+    assert.equal(parseTime('now-30d', now), now - 30 * 86_400_000);
+    assert.equal(parseTime('2h', now), now - 7_200_000);
+    assert.equal(parseTime('2026-01-01', now), Date.parse('2026-01-01'));
+    assert.equal(parseEndTime('2026-01-01', now), Date.parse('2026-01-02') - 1);
+    assert.equal(parseTime('1767225600000', now), 1767225600000);
+    assert.equal(parseTime('now', now), now);
+    assert.equal(parseTime('soon', now), undefined);
+    assert.equal(parseTime('2026-13-45', now), undefined);
+  });
+
+  it('signs download tokens bound to run, bundle and expiry', () => {
+    const tokens = new DownloadTokens(Buffer.from('secret'), 60_000);
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    const { token } = tokens.issue('run_a', '', now);
+    assert.equal(tokens.verify(token, 'run_a', '', now), 'ok');
+    assert.equal(tokens.verify(token, 'run_b', '', now), 'invalid');
+    assert.equal(tokens.verify(token, 'run_a', 'review', now), 'invalid');
+    assert.equal(tokens.verify(token, 'run_a', '', now + 120_000), 'expired');
+    assert.equal(tokens.verify('garbage', 'run_a', '', now), 'invalid');
+    assert.equal(new DownloadTokens(Buffer.from('other'), 60_000).verify(token, 'run_a', '', now), 'invalid');
+    const review = tokens.issue('run_a', 'review', now).token;
+    assert.equal(tokens.verify(review, 'run_a', 'review', now), 'ok');
+    assert.equal(tokens.verify(review, 'run_a', '', now), 'invalid');
+  });
+
+  it('round-trips cursors and refuses foreign ones', () => {
+    assert.deepEqual(decodeCursor(encodeCursor(123, 'run_x')), { sortKey: 123, id: 'run_x' });
+    assert.throws(() => decodeCursor('bm9wZQ'), CursorError);
+    assert.throws(() => decodeCursor(Buffer.from('["a",1]').toString('base64url')), CursorError);
+  });
+
+  it('makes run ids in creation order and a stable sampleRank in [0, 1)', () => {
+    const ids = [newRunId(1000), newRunId(1000), newRunId(1001)];
+    assert.deepEqual([...ids].sort(), ids);
+    const r = sampleRank('t', 'run_1');
+    assert.equal(sampleRank('t', 'run_1'), r);
+    assert.notEqual(sampleRank('u', 'run_1'), r);
+    let below = 0;
+    for (let i = 0; i < 2000; i++) {
+      const v = sampleRank('t', `run_${i}`);
+      assert.ok(v >= 0 && v < 1);
+      if (v < 0.5) below++;
+    }
+    // A hash spreads evenly: about half below 0.5 (a wide band, so this is not flaky).
+    assert.ok(below > 850 && below < 1150);
+  });
+
+  it('refuses file names that escape the run folder', () => {
+    assert.equal(safeRelative('a/b.txt'), 'a/b.txt');
+    assert.equal(safeRelative('/abs.txt'), 'abs.txt');
+    assert.throws(() => safeRelative('../x'));
+    assert.throws(() => safeRelative('a/../../x'));
+    assert.throws(() => safeRelative(''));
+  });
+
+  it('the echo provider calls each tool once, then answers', async () => {
+    const p = new EchoProvider();
+    const signal = new AbortController().signal;
+    const tools = [
+      { name: 't1', description: '', parameters: {} },
+      { name: 't2', description: '', parameters: {} },
+    ];
+    const first = await p.complete({ messages: [{ role: 'user', content: '{"a":1}' }], tools, signal });
+    assert.deepEqual(
+      first.toolCalls.map((c) => [c.name, c.arguments]),
+      [
+        ['t1', { a: 1 }],
+        ['t2', { a: 1 }],
+      ],
+    );
+    const second = await p.complete({
+      messages: [
+        { role: 'user', content: '{"a":1}' },
+        { role: 'assistant', content: null, toolCalls: first.toolCalls },
+        { role: 'tool', toolCallId: 'call_1', name: 't1', content: '5' },
+        { role: 'tool', toolCallId: 'call_2', name: 't2', content: 'text' },
+      ],
+      tools,
+      signal,
+    });
+    assert.deepEqual(JSON.parse(second.content!), { echo: { a: 1 }, tools: { t1: 5, t2: 'text' } });
+  });
+});

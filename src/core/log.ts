@@ -22,7 +22,8 @@ export function buildLogger(level: LogLevel, format: LogFormat): Logger {
       format === 'json' ? () => `,"@timestamp":"${new Date().toISOString()}"` : pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
-  if (format === 'json') return pino(options);
+  // Logs go to stderr in both formats; stdout carries only the start banner and CLI output.
+  if (format === 'json') return pino(options, pino.destination({ fd: 2, sync: true }));
   // Text: a small synchronous line writer; pino-pretty is not a dependency.
   return pino(options, {
     write(line: string) {

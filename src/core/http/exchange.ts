@@ -36,10 +36,10 @@ export interface ExchangeHooks {
 
 /** The request half: fields read up front, body on demand. */
 export class Request implements HttpRequest {
-  readonly query: URLSearchParams;
   params: Readonly<Record<string, string>> = {};
   principal?: Principal;
   private reader: BodyReader | undefined;
+  private parsedQuery: URLSearchParams | undefined;
 
   constructor(
     private readonly exchange: Exchange,
@@ -48,8 +48,12 @@ export class Request implements HttpRequest {
     readonly rawQuery: string,
     readonly headers: Readonly<Record<string, string>>,
     readonly requestId: string,
-  ) {
-    this.query = new URLSearchParams(rawQuery);
+  ) {}
+
+  /** Parsed on first use: the hot paths (decisions, produce) never read a query string. */
+  get query(): URLSearchParams {
+    this.parsedQuery ??= new URLSearchParams(this.rawQuery);
+    return this.parsedQuery;
   }
 
   get aborted(): boolean {

@@ -3,7 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'bin/**', 'scripts/*.js', 'eslint.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'bin/**', 'scripts/*.js', '**/*.mjs', 'eslint.config.js'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

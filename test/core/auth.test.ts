@@ -16,7 +16,7 @@ describe('API keys', () => {
       const first = await store.ensureInitialKey();
       assert.ok(first, 'an initial admin key is created when none exists');
       assert.equal(await store.ensureInitialKey(), undefined, 'only once');
-      assert.deepEqual(store.authenticate(first!.token)?.scopes, ['admin']);
+      assert.deepEqual(store.authenticate(first.token)?.scopes, ['admin']);
 
       const created = await store.create({
         tenant: 'acme',

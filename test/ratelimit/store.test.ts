@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createMemoryStoreBuffer, MemoryCounterStore } from '../../src/ratelimit/store/memory.js';
 import { UNTRACKED } from '../../src/ratelimit/store/types.js';
@@ -16,9 +17,9 @@ describe('ratelimit memory store', () => {
     const workers = Array.from(
       { length: threads },
       (_, id) =>
-        new Worker(join(import.meta.dirname, 'ts-worker.mjs'), {
+        new Worker(join(import.meta.dirname, '../../workers/tsx-entry.mjs'), {
           workerData: {
-            entry: join(import.meta.dirname, 'store-hammer.worker.ts'),
+            tsxEntry: pathToFileURL(join(import.meta.dirname, 'store-hammer.worker.ts')).href,
             buffer,
             hits,
             nowMs: T0 + 1000,

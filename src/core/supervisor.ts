@@ -12,7 +12,6 @@ import { EnvReader, loadCoreSettings } from './settings/index.js';
 import { startWorker } from './worker-entry.js';
 import { loadService } from '../services.js';
 
-
 export interface SupervisorOptions {
   services: ServiceName[];
   /** Overrides SLUICE_THREADS. */

@@ -138,7 +138,10 @@ export async function startRatelimit(ctx: ServiceContext): Promise<RunningServic
     if (primary || threadPorts) {
       const grpc: RunningGrpcServer = await startRatelimitGrpc({
         ...settings.grpc,
-        port: threadPorts && settings.grpc.port !== 0 ? settings.grpc.port + ctx.thread.index : settings.grpc.port,
+        port:
+          threadPorts && settings.grpc.port !== 0
+            ? settings.grpc.port + ctx.thread.index
+            : settings.grpc.port,
         tls: toGrpcServerTls(obs.grpcTls),
         decider,
         stats,

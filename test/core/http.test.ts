@@ -248,7 +248,11 @@ describe('HTTP core', () => {
 
   it('upgrades WebSockets and survives a malformed escape in the path', async () => {
     const upgrade = (path: string) =>
-      raw(port(), `GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`, /\r\n\r\n/);
+      raw(
+        port(),
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+        /\r\n\r\n/,
+      );
     assert.match(await upgrade('/ws/ok'), /^HTTP\/1\.1 101/);
     assert.match(await upgrade('/ws/%E0%A4%A'), /^HTTP\/1\.1 101/);
     assert.equal((await fetch(`${server.url}/public`)).status, 200);

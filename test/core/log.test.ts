@@ -2,17 +2,24 @@ import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 
-const script = "import('./src/core/log.ts').then((m) => { const l = m.createLogger('t'); l.debug('hidden'); l.warn({ k: 1 }, 'shown'); })";
+const script =
+  "import('./src/core/log.ts').then((m) => { const l = m.createLogger('t'); l.debug('hidden'); l.warn({ k: 1 }, 'shown'); })";
 
 function run(env: Record<string, string>) {
-  return spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  return spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
 }
 
 describe('logging', () => {
   it('LOG_FORMAT=json writes the @message, @timestamp and level fields to stderr', () => {
     const out = run({ LOG_FORMAT: 'json', LOG_LEVEL: 'info' });
     assert.equal(out.stdout, '');
-    const lines = out.stderr.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = out.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.equal(lines.length, 1, 'debug is below LOG_LEVEL=info');
     assert.equal(lines[0]!['@message'], 'shown');
     assert.equal(lines[0]!.level, 'warn');

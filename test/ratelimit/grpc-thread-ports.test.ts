@@ -49,13 +49,27 @@ describe('gRPC on every front-end thread (GRPC_THREAD_PORTS)', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const root = loadProto([PROTO_FILES.rls]);
     const clients = [grpcPort, grpcPort + 1].map((port) =>
-      createUnaryClient<WireRequest, Record<string, any>>(`127.0.0.1:${port}`, serviceDefinition(root, RLS_SERVICE), 'ShouldRateLimit'),
+      createUnaryClient<WireRequest, Record<string, any>>(
+        `127.0.0.1:${port}`,
+        serviceDefinition(root, RLS_SERVICE),
+        'ShouldRateLimit',
+      ),
     );
     try {
       const deadline = Date.now() + 60_000;
-      while (!/grpc/.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      assert.match(out, new RegExp(`127\\.0\\.0\\.1:${grpcPort}, 127\\.0\\.0\\.1:${grpcPort + 1}|127\\.0\\.0\\.1:${grpcPort + 1}, 127\\.0\\.0\\.1:${grpcPort}`), `stdout:\n${out}\nstderr:\n${err}`);
-      const request: WireRequest = { domain: 'threads', descriptors: [{ entries: [{ key: 'user', value: 'ana' }] }] };
+      while (!/grpc/.test(out) && child.exitCode === null && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      assert.match(
+        out,
+        new RegExp(
+          `127\\.0\\.0\\.1:${grpcPort}, 127\\.0\\.0\\.1:${grpcPort + 1}|127\\.0\\.0\\.1:${grpcPort + 1}, 127\\.0\\.0\\.1:${grpcPort}`,
+        ),
+        `stdout:\n${out}\nstderr:\n${err}`,
+      );
+      const request: WireRequest = {
+        domain: 'threads',
+        descriptors: [{ entries: [{ key: 'user', value: 'ana' }] }],
+      };
       const remaining: number[] = [];
       for (let i = 0; i < 4; i++) {
         const response = await clients[i % 2]!.call(request);

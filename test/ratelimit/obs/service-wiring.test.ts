@@ -75,7 +75,7 @@ describe('rate limit service with management-server config, TLS, metrics and tra
         USE_PUSHSTATS: 'true',
         PULLMETRICS_ADDR: '127.0.0.1:0',
         STATSD_HOST: '127.0.0.1',
-        STATSD_PORT: String((udp.address()).port),
+        STATSD_PORT: String(udp.address().port),
         STATS_FLUSH_INTERVAL: '100ms',
         TRACING_ENABLED: 'true',
         OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(otlp.address() as AddressInfo).port}`,

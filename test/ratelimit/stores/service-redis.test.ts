@@ -29,68 +29,79 @@ descriptors:
     rate_limit: { unit: hour, requests_per_unit: 2 }
 `;
 
-describe('rate limit service on Redis (fail-closed)', { skip: redisAvailable ? false : 'redis-server is not installed' }, () => {
-  let redis: RedisProcess;
-  let t: TestContext;
-  let service: RunningService;
-  let runtime: string;
-  let grpc: UnaryClient<WireRequest, Record<string, any>>;
+describe(
+  'rate limit service on Redis (fail-closed)',
+  { skip: redisAvailable ? false : 'redis-server is not installed' },
+  () => {
+    let redis: RedisProcess;
+    let t: TestContext;
+    let service: RunningService;
+    let runtime: string;
+    let grpc: UnaryClient<WireRequest, Record<string, any>>;
 
-  before(async () => {
-    redis = await startRedis();
-    runtime = mkdtempSync(join(tmpdir(), 'sluice-rl-redis-'));
-    mkdirSync(join(runtime, 'config'));
-    writeFileSync(join(runtime, 'config', 'web.yaml'), CONFIG);
-    t = await makeTestContext({
-      env: {
-        RUNTIME_ROOT: runtime,
-        RUNTIME_WATCH_ROOT: 'false',
-        WINDOW_ALGORITHM: 'fixed',
-        BACKEND_TYPE: 'redis',
-        KVSTORE_URL: `127.0.0.1:${redis.port}`,
-        KVSTORE_TIMEOUT: '300ms',
-        KVSTORE_FAILURE_MODE: 'closed',
-        CACHE_KEY_PREFIX: 'svc_',
-      },
+    before(async () => {
+      redis = await startRedis();
+      runtime = mkdtempSync(join(tmpdir(), 'sluice-rl-redis-'));
+      mkdirSync(join(runtime, 'config'));
+      writeFileSync(join(runtime, 'config', 'web.yaml'), CONFIG);
+      t = await makeTestContext({
+        env: {
+          RUNTIME_ROOT: runtime,
+          RUNTIME_WATCH_ROOT: 'false',
+          WINDOW_ALGORITHM: 'fixed',
+          BACKEND_TYPE: 'redis',
+          KVSTORE_URL: `127.0.0.1:${redis.port}`,
+          KVSTORE_TIMEOUT: '300ms',
+          KVSTORE_FAILURE_MODE: 'closed',
+          CACHE_KEY_PREFIX: 'svc_',
+        },
+      });
+      service = await startRatelimit(t.ctx);
+      grpc = createUnaryClient(
+        service.addresses.grpc!,
+        serviceDefinition(loadProto([PROTO_FILES.rls]), RLS_SERVICE),
+        'ShouldRateLimit',
+      );
     });
-    service = await startRatelimit(t.ctx);
-    grpc = createUnaryClient(service.addresses.grpc!, serviceDefinition(loadProto([PROTO_FILES.rls]), RLS_SERVICE), 'ShouldRateLimit');
-  });
-  after(async () => {
-    grpc?.close();
-    await service?.close();
-    await t?.cleanup();
-    await redis?.stop();
-    rmSync(runtime, { recursive: true, force: true });
-  });
-
-  const post = (user: string) =>
-    fetch(`${service.addresses.http}/json`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ domain: 'web', descriptors: [{ entries: [{ key: 'user', value: user }] }] }),
+    after(async () => {
+      grpc?.close();
+      await service?.close();
+      await t?.cleanup();
+      await redis?.stop();
+      rmSync(runtime, { recursive: true, force: true });
     });
 
-  it('counts in Redis over HTTP and gRPC', async () => {
-    assert.equal((await post('ana')).status, 200);
-    const viaGrpc = await grpc.call({ domain: 'web', descriptors: [{ entries: [{ key: 'user', value: 'ana' }] }] });
-    assert.equal(viaGrpc.overallCode, 1); // OK
-    assert.equal((await post('ana')).status, 429);
-    const keys = redisCli(redis.port, ['KEYS', 'svc_*']).trim().split('\n');
-    assert.equal(keys.length, 1);
-    assert.match(keys[0]!, /^svc_web_user_ana_\d+$/);
-    assert.equal(redisCli(redis.port, ['GET', keys[0]!]).trim(), '3');
-  });
+    const post = (user: string) =>
+      fetch(`${service.addresses.http}/json`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ domain: 'web', descriptors: [{ entries: [{ key: 'user', value: user }] }] }),
+      });
 
-  it('Redis down: HTTP 500 store_unavailable and gRPC UNAVAILABLE', async () => {
-    await redis.kill();
-    const res = await post('bob');
-    assert.equal(res.status, 500);
-    const body = (await res.json()) as { error?: { code?: string } } & Record<string, unknown>;
-    assert.match(JSON.stringify(body), /store_unavailable/);
-    await assert.rejects(
-      grpc.call({ domain: 'web', descriptors: [{ entries: [{ key: 'user', value: 'bob' }] }] }),
-      (error: unknown) => error instanceof GrpcError && error.code === GrpcStatus.UNAVAILABLE,
-    );
-  });
-});
+    it('counts in Redis over HTTP and gRPC', async () => {
+      assert.equal((await post('ana')).status, 200);
+      const viaGrpc = await grpc.call({
+        domain: 'web',
+        descriptors: [{ entries: [{ key: 'user', value: 'ana' }] }],
+      });
+      assert.equal(viaGrpc.overallCode, 1); // OK
+      assert.equal((await post('ana')).status, 429);
+      const keys = redisCli(redis.port, ['KEYS', 'svc_*']).trim().split('\n');
+      assert.equal(keys.length, 1);
+      assert.match(keys[0]!, /^svc_web_user_ana_\d+$/);
+      assert.equal(redisCli(redis.port, ['GET', keys[0]!]).trim(), '3');
+    });
+
+    it('Redis down: HTTP 500 store_unavailable and gRPC UNAVAILABLE', async () => {
+      await redis.kill();
+      const res = await post('bob');
+      assert.equal(res.status, 500);
+      const body = (await res.json()) as { error?: { code?: string } } & Record<string, unknown>;
+      assert.match(JSON.stringify(body), /store_unavailable/);
+      await assert.rejects(
+        grpc.call({ domain: 'web', descriptors: [{ entries: [{ key: 'user', value: 'bob' }] }] }),
+        (error: unknown) => error instanceof GrpcError && error.code === GrpcStatus.UNAVAILABLE,
+      );
+    });
+  },
+);

@@ -2,7 +2,7 @@
 // with the openssl CLI, and raw HTTP/2 sessions where the test needs to see the wire.
 
 import { strict as assert } from 'node:assert';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as http2 from 'node:http2';
 import { tmpdir } from 'node:os';
@@ -28,6 +28,7 @@ import {
   type RunningGrpcServer,
 } from '../../src/core/grpc/index.js';
 import { HealthRegistry } from '../../src/core/health.js';
+import { makeCa } from '../helpers/certs.js';
 import { pino } from 'pino';
 
 const rlsRoot = loadProto([PROTO_FILES.rls]);
@@ -647,82 +648,18 @@ describe('gRPC core: close and connection age', () => {
 
 // ---- TLS ----------------------------------------------------------------------------------
 
-function openssl(args: string[], cwd: string): void {
-  execFileSync('openssl', args, { cwd, stdio: 'pipe' });
-}
-
-/** A CA and certificates signed by it, each with the given DNS/IP SANs. */
-function makePki(dir: string, name: string, leaves: Record<string, string>): void {
-  openssl(
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      `${name}-ca.key`,
-      '-out',
-      `${name}-ca.crt`,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${name} test CA`,
-    ],
-    dir,
-  );
-  for (const [leaf, san] of Object.entries(leaves)) {
-    openssl(
-      [
-        'req',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        `${leaf}.key`,
-        '-out',
-        `${leaf}.csr`,
-        '-subj',
-        `/CN=${leaf}`,
-      ],
-      dir,
-    );
-    writeFileSync(join(dir, `${leaf}.ext`), `subjectAltName=${san}\n`);
-    openssl(
-      [
-        'x509',
-        '-req',
-        '-in',
-        `${leaf}.csr`,
-        '-CA',
-        `${name}-ca.crt`,
-        '-CAkey',
-        `${name}-ca.key`,
-        '-CAcreateserial',
-        '-out',
-        `${leaf}.crt`,
-        '-days',
-        '2',
-        '-extfile',
-        `${leaf}.ext`,
-      ],
-      dir,
-    );
-  }
-}
-
 describe('gRPC core: TLS and mutual TLS', () => {
   let dir: string;
   const p = (f: string): string => join(dir, f);
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'sluice-grpc-tls-'));
-    makePki(dir, 'one', {
+    makeCa(dir, 'one', {
       server: 'DNS:localhost,IP:127.0.0.1',
       client: 'DNS:client.test',
       stranger: 'DNS:stranger.test',
     });
-    makePki(dir, 'two', { server2: 'DNS:localhost,IP:127.0.0.1' });
+    makeCa(dir, 'two', { server2: 'DNS:localhost,IP:127.0.0.1' });
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 

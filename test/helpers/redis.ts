@@ -3,9 +3,9 @@
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeCa } from './certs.js';
 
 export function haveBinary(name: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
@@ -13,18 +13,8 @@ export function haveBinary(name: string): boolean {
 
 export const redisAvailable = haveBinary('redis-server') && haveBinary('redis-cli');
 
-/** A port the kernel just handed out; another process could take it, which is rare enough on loopback. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from './context.js';
+import { freePort } from './context.js';
 
 export interface RedisProcess {
   readonly host: string;
@@ -284,60 +274,10 @@ export interface TestCerts {
 /** A CA, a server certificate for 127.0.0.1/localhost and a client certificate, made with openssl. */
 export function makeCerts(): TestCerts {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-certs-'));
-  const run = (args: string[]): void => {
-    const r = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`openssl ${args[0]} failed: ${r.stderr}`);
-  };
-  run([
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=sluice-test-ca',
-  ]);
-  writeFileSync(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  for (const name of ['server', 'client']) {
-    run([
-      'req',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.csr`,
-      '-subj',
-      `/CN=sluice-${name}`,
-    ]);
-    const sign = [
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      `${name}.crt`,
-      '-days',
-      '2',
-    ];
-    if (name === 'server') sign.push('-extfile', 'server.ext');
-    run(sign);
-  }
+  makeCa(dir, 'sluice', { server: 'IP:127.0.0.1,DNS:localhost', client: 'DNS:sluice-client' });
   return {
     dir,
-    ca: join(dir, 'ca.crt'),
+    ca: join(dir, 'sluice-ca.crt'),
     serverCert: join(dir, 'server.crt'),
     serverKey: join(dir, 'server.key'),
     clientCert: join(dir, 'client.crt'),

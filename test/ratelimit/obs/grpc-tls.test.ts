@@ -24,7 +24,7 @@ import {
 import { EnvReader, SettingsError } from '../../../src/core/settings/index.js';
 import { loadGrpcTlsSettings } from '../../../src/ratelimit/obs-settings.js';
 import { grpcServerTlsFromEnv } from '../../../src/ratelimit/tls-settings.js';
-import { makeCa } from './certs.js';
+import { makeCa } from '../../helpers/certs.js';
 
 const rls = serviceDefinition(loadProto([PROTO_FILES.rls]), 'envoy.service.ratelimit.v3.RateLimitService');
 interface Response {

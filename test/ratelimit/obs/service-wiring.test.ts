@@ -21,7 +21,7 @@ import type { RunningService } from '../../../src/core/service.js';
 import { startRatelimit } from '../../../src/ratelimit/index.js';
 import { RLS_SERVICE, type WireRequest } from '../../../src/ratelimit/server/grpc.js';
 import { makeTestContext, type TestContext } from '../../helpers/context.js';
-import { makeCa } from './certs.js';
+import { makeCa } from '../../helpers/certs.js';
 import { encodeConfig, ManagementServer } from './management-server.js';
 
 describe('rate limit service with management-server config, TLS, metrics and tracing', () => {

@@ -20,7 +20,7 @@ import { toDomainConfig } from '../../../src/ratelimit/config/xds-convert.js';
 import { loadXdsSettings } from '../../../src/ratelimit/obs-settings.js';
 import { STAT } from '../../../src/ratelimit/stats/names.js';
 import { createStatsBuffer, SharedStatsTable } from '../../../src/ratelimit/stats/shared-table.js';
-import { makeCa } from './certs.js';
+import { makeCa } from '../../helpers/certs.js';
 import { encodeConfig, ManagementServer } from './management-server.js';
 
 const MINUTE = 2;

@@ -22,7 +22,8 @@ export interface AutomationDb {
 }
 
 export function openAutomationDb(path: string): AutomationDb {
-  const root = open({ path, compression: false });
+  // maxDbs leaves room for the named databases of datasets, experiments and reviews (issue 7).
+  const root = open({ path, compression: false, maxDbs: 64 });
   const db = <V, K extends import('lmdb').Key>(name: string) => root.openDB<V, K>({ name });
   return {
     root,

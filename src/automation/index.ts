@@ -27,6 +27,7 @@ import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
 import { RunService } from './runs/service.js';
 import { RunStore } from './runs/store.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
+import { qualityContributor } from './quality.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
 export type { ScoreStore, EvalResult } from './runs/scores.js';
@@ -117,6 +118,7 @@ export async function startAutomation(
     const files = new FileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
     const scores = new LmdbScoreStore(db);
     const core: AutomationCore = { settings, db, registry, runs, scores, files };
+    const closers: (() => Promise<void>)[] = [];
     const deps: ApiDeps = {
       settings,
       registry,
@@ -128,6 +130,7 @@ export async function startAutomation(
       tmpDir: join(settings.dataDir, 'tmp'),
       listRuns: (q) => listRuns(store, q, settings.listScanLimit, runs.overlay),
       lastReviewClosedAt: () => db.meta.get('last-review-closed-at') as number | undefined,
+      onClose: (fn) => closers.push(fn),
     };
 
     const routes: ApiRoute[] = [
@@ -136,7 +139,9 @@ export async function startAutomation(
       ...artifactRoutes(deps),
       ...fileRoutes(deps),
     ];
-    for (const contribute of contributors) routes.push(...contribute(core, deps));
+    // Datasets, evaluators, experiments and reviews (issue 7) are part of the service by default.
+    for (const contribute of [qualityContributor(ctx.env), ...contributors])
+      routes.push(...contribute(core, deps));
     const openapi = JSON.stringify(buildOpenApi(routes, { version: '1.0.0' }));
     const router = new Router();
     router.get(
@@ -188,6 +193,7 @@ export async function startAutomation(
         if (closed) return;
         closed = true;
         await server.close(ctx.core.shutdownGraceMs);
+        for (const close of closers) await close();
         await runs.close();
         await pool.close();
         await db.close();

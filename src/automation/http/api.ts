@@ -23,6 +23,8 @@ export interface ApiDeps {
   listRuns(q: RunListQuery): RunListPage;
   /** Time of the latest closed review (the review side keeps it); undefined when none. */
   lastReviewClosedAt(): number | undefined;
+  /** Registers work to do when the service closes (after the HTTP server, before the run pool). */
+  onClose?(fn: () => Promise<void>): void;
 }
 
 export interface ApiResponseSpec {

@@ -1,0 +1,173 @@
+// Dataset examples in LMDB (named database `examples`, key [automationId, exampleId]). File
+// bytes live in the shared content-addressed blob store; each reference from an example holds
+// one count in `blobRefs`, so a blob is removed only when nothing (file, example) uses it.
+
+import type { Database } from 'lmdb';
+import { randomBytes } from 'node:crypto';
+import type { AutomationDb } from '../db.js';
+import { notFound } from '../errors.js';
+import type { BlobStore } from '../files/blobs.js';
+import type { ExampleFileRef, ExampleFolder, ExampleRecord } from './types.js';
+
+export const newExampleId = () => `ex_${randomBytes(9).toString('hex')}`;
+
+export class ExampleStore {
+  readonly table: Database<ExampleRecord, [string, string]>;
+
+  constructor(
+    readonly db: AutomationDb,
+    readonly blobs: BlobStore,
+  ) {
+    this.table = db.root.openDB<ExampleRecord, [string, string]>({ name: 'examples' });
+  }
+
+  /** Examples of an automation in dataset order (rowOrder, then id). */
+  list(automationId: string): ExampleRecord[] {
+    const out: ExampleRecord[] = [];
+    for (const { value } of this.table.getRange({ start: [automationId, ''], end: [automationId, '\uffff'] }))
+      out.push(value);
+    return out.sort((a, b) => a.rowOrder - b.rowOrder || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  get(automationId: string, id: string): ExampleRecord | undefined {
+    return this.table.get([automationId, id]);
+  }
+
+  find(automationId: string, id: string): ExampleRecord {
+    const e = this.get(automationId, id);
+    if (!e) throw notFound(`example ${JSON.stringify(id)}`, 'exampleId');
+    return e;
+  }
+
+  nextRowOrder(automationId: string): number {
+    let max = -1;
+    for (const { value } of this.table.getRange({ start: [automationId, ''], end: [automationId, '\uffff'] }))
+      max = Math.max(max, value.rowOrder);
+    return max + 1;
+  }
+
+  /** Inside a transaction: counts go up for refs the new record adds and down for those it drops. */
+  private adjustRefs(before: ExampleRecord | undefined, after: ExampleRecord | undefined, dropped: string[]) {
+    const count = (e: ExampleRecord | undefined) => {
+      const m = new Map<string, number>();
+      if (e)
+        for (const folder of ['input', 'expected'] as const)
+          for (const ref of Object.values(e.files[folder])) m.set(ref.sha256, (m.get(ref.sha256) ?? 0) + 1);
+      return m;
+    };
+    const b = count(before);
+    const a = count(after);
+    for (const sha of new Set([...b.keys(), ...a.keys()])) {
+      const delta = (a.get(sha) ?? 0) - (b.get(sha) ?? 0);
+      if (delta === 0) continue;
+      const refs = (this.db.blobRefs.get(sha) ?? 0) + delta;
+      if (refs <= 0) {
+        this.db.blobRefs.removeSync(sha);
+        dropped.push(sha);
+      } else this.db.blobRefs.putSync(sha, refs);
+    }
+  }
+
+  private async collect(dropped: string[]): Promise<void> {
+    for (const sha of dropped) if (this.db.blobRefs.get(sha) === undefined) await this.blobs.remove(sha);
+  }
+
+  async put(record: ExampleRecord): Promise<void> {
+    const dropped: string[] = [];
+    await this.db.root.transaction(() => {
+      const before = this.table.get([record.automationId, record.id]);
+      this.adjustRefs(before, record, dropped);
+      this.table.putSync([record.automationId, record.id], record);
+    });
+    await this.collect(dropped);
+  }
+
+  /** Read-modify-write in one transaction; `change` returns the new record or throws. */
+  async update(
+    automationId: string,
+    id: string,
+    change: (current: ExampleRecord) => ExampleRecord,
+  ): Promise<ExampleRecord> {
+    const dropped: string[] = [];
+    let next: ExampleRecord | undefined;
+    let error: unknown;
+    await this.db.root.transaction(() => {
+      const current = this.table.get([automationId, id]);
+      if (!current) {
+        error = notFound(`example ${JSON.stringify(id)}`, 'exampleId');
+        return;
+      }
+      try {
+        next = change(current);
+      } catch (err) {
+        error = err;
+        return;
+      }
+      this.adjustRefs(current, next, dropped);
+      this.table.putSync([automationId, id], next);
+    });
+    if (error !== undefined) throw error instanceof Error ? error : new Error('example update failed');
+    await this.collect(dropped);
+    return next!;
+  }
+
+  async delete(automationId: string, id: string): Promise<ExampleRecord> {
+    const dropped: string[] = [];
+    let removed: ExampleRecord | undefined;
+    await this.db.root.transaction(() => {
+      removed = this.table.get([automationId, id]);
+      if (!removed) return;
+      this.adjustRefs(removed, undefined, dropped);
+      this.table.removeSync([automationId, id]);
+    });
+    if (!removed) throw notFound(`example ${JSON.stringify(id)}`, 'exampleId');
+    await this.collect(dropped);
+    return removed;
+  }
+
+  /**
+   * Applies an import in one transaction. `replace` drops every example of the automation
+   * first; `append` adds only records whose id is free (the caller reports the others).
+   */
+  async apply(
+    automationId: string,
+    mode: 'append' | 'replace',
+    records: readonly ExampleRecord[],
+  ): Promise<{ created: ExampleRecord[]; skipped: ExampleRecord[]; deleted: number; filesDeleted: number }> {
+    const dropped: string[] = [];
+    const created: ExampleRecord[] = [];
+    const skipped: ExampleRecord[] = [];
+    let deleted = 0;
+    let filesDeleted = 0;
+    await this.db.root.transaction(() => {
+      if (mode === 'replace') {
+        for (const { key, value } of this.table.getRange({
+          start: [automationId, ''],
+          end: [automationId, '\uffff'],
+        })) {
+          this.adjustRefs(value, undefined, dropped);
+          filesDeleted += Object.keys(value.files.input).length + Object.keys(value.files.expected).length;
+          this.table.removeSync(key);
+          deleted++;
+        }
+      }
+      for (const r of records) {
+        if (mode === 'append' && this.table.get([automationId, r.id]) !== undefined) {
+          skipped.push(r);
+          continue;
+        }
+        this.adjustRefs(undefined, r, dropped);
+        this.table.putSync([automationId, r.id], r);
+        created.push(r);
+      }
+    });
+    await this.collect(dropped);
+    return { created, skipped, deleted, filesDeleted };
+  }
+
+  fileRef(e: ExampleRecord, folder: ExampleFolder, path: string): ExampleFileRef {
+    const ref = e.files[folder][path];
+    if (!ref) throw notFound(`${folder} file ${JSON.stringify(path)}`, 'path');
+    return ref;
+  }
+}

@@ -1,0 +1,82 @@
+// Experiment result rows for CSV and JSON export: one row per evaluator result, and one row
+// (empty evaluator columns, `error` set) for a run that produced no results, so both formats
+// list the same runs.
+
+import type { EvalResult } from '../runs/scores.js';
+import type { ExperimentRecord } from './types.js';
+
+export const EXPORT_COLUMNS = [
+  'executionId',
+  'exampleId',
+  'exampleName',
+  'batchId',
+  'evaluatorName',
+  'evaluatorType',
+  'score',
+  'passed',
+  'label',
+  'weight',
+  'createdAt',
+  'error',
+] as const;
+
+export type ExportRow = Record<(typeof EXPORT_COLUMNS)[number], string | number | boolean | null>;
+
+export function exportRows(
+  experiments: readonly ExperimentRecord[],
+  scoresOf: (runId: string) => EvalResult[],
+  runOf: (runId: string) => { status: string; error: string | null } | undefined,
+): ExportRow[] {
+  const rows: ExportRow[] = [];
+  for (const exp of experiments)
+    for (const ref of exp.runs) {
+      const results = scoresOf(ref.id);
+      if (results.length === 0) {
+        const run = runOf(ref.id);
+        const r = exp.results[ref.id];
+        rows.push({
+          executionId: ref.id,
+          exampleId: ref.exampleId,
+          exampleName: ref.exampleName,
+          batchId: exp.id,
+          evaluatorName: null,
+          evaluatorType: null,
+          score: r?.score ?? null,
+          passed: r?.passed ?? false,
+          label: null,
+          weight: null,
+          createdAt: new Date(ref.createdAt).toISOString(),
+          error: run?.error ?? (run && run.status !== 'completed' ? `run ${run.status}` : null),
+        });
+        continue;
+      }
+      for (const e of results)
+        rows.push({
+          executionId: ref.id,
+          exampleId: ref.exampleId,
+          exampleName: ref.exampleName,
+          batchId: exp.id,
+          evaluatorName: e.evaluatorName,
+          evaluatorType: e.evaluatorType,
+          score: e.score,
+          passed: e.passed,
+          label: e.label,
+          weight: e.weight,
+          createdAt: e.createdAt,
+          error: e.error,
+        });
+    }
+  return rows;
+}
+
+function cell(v: string | number | boolean | null): string {
+  if (v === null) return '';
+  const s = String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function toCsv(rows: readonly ExportRow[]): string {
+  const lines = [EXPORT_COLUMNS.join(',')];
+  for (const r of rows) lines.push(EXPORT_COLUMNS.map((c) => cell(r[c])).join(','));
+  return lines.join('\r\n') + '\r\n';
+}

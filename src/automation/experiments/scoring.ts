@@ -1,0 +1,89 @@
+// Scores a finished run against its dataset example with the automation's evaluator config and
+// records the results (ScoreStore → GET /runs/{id}/scores). A run that did not complete gets no
+// evaluator results; callers count it as not passed.
+
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { ScoreStore, EvalResult } from '../runs/scores.js';
+import type { RunService } from '../runs/service.js';
+import type { RunRecord } from '../runs/types.js';
+import type { BlobStore } from '../files/blobs.js';
+import { scoreRun, type ModelProvider, type ScriptPool, type EvalFiles } from '../evals/index.js';
+import type { ExampleRecord } from '../datasets/types.js';
+import type { EvaluatorStore } from './evaluator-store.js';
+
+export interface RunScoreSummary {
+  score: number | null;
+  passed: boolean | null;
+  results: EvalResult[];
+}
+
+export class RunScorer {
+  constructor(
+    private readonly deps: {
+      runs: RunService;
+      scores: ScoreStore;
+      blobs: BlobStore;
+      evaluators: EvaluatorStore;
+      pool: ScriptPool;
+      provider: ModelProvider;
+    },
+  ) {}
+
+  private files(run: RunRecord, example: ExampleRecord | undefined): EvalFiles {
+    const runDir = this.deps.runs.runDir(run.id);
+    const readOr = async (path: string) => {
+      try {
+        return new Uint8Array(await readFile(path));
+      } catch {
+        return undefined;
+      }
+    };
+    return {
+      readOutput: async (name) => {
+        const artifact = run.files.find((f) => f.role === 'output' && (f.name === name || f.path === name));
+        return artifact ? readOr(join(runDir, artifact.path)) : undefined;
+      },
+      readExpected: async (name) => {
+        const ref = example?.files.expected[name];
+        return ref ? readOr(this.deps.blobs.pathOf(ref.sha256)) : undefined;
+      },
+    };
+  }
+
+  /** Scores and records; undefined when the automation has no evaluators or the run did not complete. */
+  async score(run: RunRecord, example: ExampleRecord | undefined): Promise<RunScoreSummary | undefined> {
+    const config = this.deps.evaluators.config(run.automationId);
+    if (!config || run.status !== 'completed') return undefined;
+    const detail = this.deps.runs.getDetail(run.id);
+    const score = await scoreRun({
+      config,
+      output: run.output,
+      expected: example?.expected,
+      input: detail?.input.args,
+      files: this.files(run, example),
+      provider: this.deps.provider,
+      pool: this.deps.pool,
+    });
+    const createdAt = new Date().toISOString();
+    const results: EvalResult[] = score.results.map((r, i) => ({
+      id: `${String(i).padStart(3, '0')}_${randomBytes(4).toString('hex')}`,
+      runId: run.id,
+      automationId: run.automationId,
+      evaluatorName: r.name,
+      evaluatorType: r.type,
+      score: r.score,
+      passed: r.passed,
+      label: r.label,
+      weight: r.weight,
+      passThreshold: r.threshold,
+      description: config.evaluators[i]?.description ?? null,
+      details: r.details,
+      error: r.error,
+      createdAt,
+    }));
+    await this.deps.scores.record(results);
+    return { score: score.score, passed: score.passed, results };
+  }
+}

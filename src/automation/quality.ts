@@ -1,0 +1,141 @@
+// The quality half of the automation service (issue 7): dataset examples and archives,
+// evaluator configuration, experiments, reviews and review health. It plugs into
+// startAutomation as a RouteContributor and owns the evaluator script pool.
+
+import type { Logger } from 'pino';
+import type { EnvReader } from '../core/settings/index.js';
+import type { AutomationCore, RouteContributor } from './index.js';
+import type { ApiRoute } from './http/api.js';
+import type { AutomationDb } from './db.js';
+import type { BlobStore } from './files/blobs.js';
+import type { AutomationRegistry } from './registry/service.js';
+import type { RunService } from './runs/service.js';
+import type { ScoreStore } from './runs/scores.js';
+import type { AutomationSettings } from './settings.js';
+import {
+  DeterministicJudgeProvider,
+  ScriptPool,
+  scriptPoolOptionsFromEnv,
+  type ModelProvider,
+} from './evals/index.js';
+import type { ArchiveLimits } from './datasets/archive.js';
+import { datasetRoutes } from './datasets/routes.js';
+import { ExampleStore } from './datasets/store.js';
+import type { ExampleRecord } from './datasets/types.js';
+import { EvaluatorStore } from './experiments/evaluator-store.js';
+import { evaluatorRoutes } from './experiments/evaluator-routes.js';
+import { experimentRoutes } from './experiments/routes.js';
+import { ExperimentRunner } from './experiments/runner.js';
+import { RunScorer } from './experiments/scoring.js';
+import { ExperimentStore } from './experiments/store.js';
+import { reviewRoutes } from './reviews/routes.js';
+import { ReviewStore } from './reviews/store.js';
+import { createLogger } from '../core/log.js';
+
+export interface QualitySettings {
+  archiveLimits: ArchiveLimits;
+  experimentConcurrency: number;
+}
+
+export function loadQualitySettings(env: EnvReader): QualitySettings {
+  return {
+    archiveLimits: {
+      maxBytes: env.int('AUTOMATION_ARCHIVE_MAX_BYTES', 256 * 1024 * 1024, { min: 1024 }),
+      maxUncompressedBytes: env.int('AUTOMATION_ARCHIVE_MAX_UNCOMPRESSED_BYTES', 512 * 1024 * 1024, {
+        min: 1024,
+      }),
+      maxEntries: env.int('AUTOMATION_ARCHIVE_MAX_ENTRIES', 20_000, { min: 1 }),
+    },
+    experimentConcurrency: env.int('AUTOMATION_EXPERIMENT_CONCURRENCY', 8, { min: 1, max: 256 }),
+  };
+}
+
+/** Everything the quality routes use, built once per service. */
+export interface QualityContext {
+  settings: AutomationSettings;
+  db: AutomationDb;
+  registry: AutomationRegistry;
+  runs: RunService;
+  scores: ScoreStore;
+  blobs: BlobStore;
+  tmpDir: string;
+  examples: ExampleStore;
+  evaluators: EvaluatorStore;
+  experiments: ExperimentRunner;
+  reviews: ReviewStore;
+  scorer: RunScorer;
+  archiveLimits: ArchiveLimits;
+  experimentConcurrency: number;
+  log: Logger;
+  /** Removes a blob written for a request if nothing came to reference it. */
+  discardBlob(sha256: string): Promise<void>;
+  /** Scores a run against its example once it finishes (runs started outside experiments). */
+  scoreWhenDone(runId: string, example: ExampleRecord): void;
+}
+
+export function buildQualityContext(
+  core: AutomationCore,
+  deps: { tmpDir: string },
+  env: EnvReader,
+  provider: ModelProvider = new DeterministicJudgeProvider(),
+): { q: QualityContext; pool: ScriptPool } {
+  const log = createLogger('automation-quality');
+  const s = loadQualitySettings(env);
+  const pool = new ScriptPool(scriptPoolOptionsFromEnv(env));
+  const blobs = core.files.blobs;
+  const examples = new ExampleStore(core.db, blobs);
+  const evaluators = new EvaluatorStore(core.db);
+  const scorer = new RunScorer({ runs: core.runs, scores: core.scores, blobs, evaluators, pool, provider });
+  const onError = (err: unknown, experimentId: string) =>
+    log.warn({ err, experimentId }, 'experiment step failed');
+  const experiments = new ExperimentRunner({
+    store: new ExperimentStore(core.db),
+    examples,
+    runs: core.runs,
+    blobs,
+    scorer,
+    onError,
+  });
+  const q: QualityContext = {
+    settings: core.settings,
+    db: core.db,
+    registry: core.registry,
+    runs: core.runs,
+    scores: core.scores,
+    blobs,
+    tmpDir: deps.tmpDir,
+    examples,
+    evaluators,
+    experiments,
+    reviews: new ReviewStore(core.db),
+    scorer,
+    archiveLimits: s.archiveLimits,
+    experimentConcurrency: s.experimentConcurrency,
+    log,
+    discardBlob: (sha) => core.files.discardIfUnreferenced(sha),
+    scoreWhenDone(runId, example) {
+      void core.runs
+        .waitFor(runId, 0)
+        .then((run) => scorer.score(run, example))
+        .catch((err: unknown) => log.warn({ err, runId }, 'cannot score an example run'));
+    },
+  };
+  return { q, pool };
+}
+
+/** The RouteContributor startAutomation registers; it closes its pool and experiments on shutdown. */
+export function qualityContributor(env: EnvReader): RouteContributor {
+  return (core, deps): ApiRoute[] => {
+    const { q, pool } = buildQualityContext(core, deps, env);
+    void q.experiments.recover().then(
+      (n) =>
+        n > 0 && q.log.info({ experiments: n }, 'experiments cut off by the last stop closed as interrupted'),
+      (err: unknown) => q.log.error({ err }, 'cannot recover experiments'),
+    );
+    deps.onClose?.(async () => {
+      await q.experiments.close();
+      await pool.close();
+    });
+    return [...datasetRoutes(q), ...evaluatorRoutes(q), ...experimentRoutes(q), ...reviewRoutes(q)];
+  };
+}

@@ -1,0 +1,353 @@
+// Evaluators, experiments, NDJSON streaming, exports and cancel against the real service.
+import * as assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { strToU8 } from 'fflate';
+import { ServiceClient, ServiceValidationError } from '../../src/automation/client/index.js';
+import type { EvalResult } from '../../src/automation/client/types.js';
+import { startHarness, type Harness } from './harness.js';
+
+const A = 'workflows.text-report';
+let h: Harness;
+let client: ServiceClient;
+
+before(async () => {
+  h = await startHarness({ AUTOMATION_EXPERIMENT_CONCURRENCY: '4' });
+  client = new ServiceClient({ api_key: h.token, base_url: h.url, env: {} });
+});
+after(async () => {
+  await h?.close();
+});
+
+/** What the built-in text-report workflow answers for two distinct words (sorted top words). */
+function textReport(text: string) {
+  const words = text.split(' ');
+  const top = [...words].sort();
+  return {
+    output: { text, words: words.length, characters: text.length, topWords: top, report: 'report.md' },
+    file: `# Text report\n\n- words: ${words.length}\n- characters: ${text.length}\n- top words: ${top.join(', ')}\n\n> ${text}\n`,
+  };
+}
+
+const ALL_TYPES = `
+passThreshold: 0.9
+evaluators:
+  - name: output-matches
+    type: exact-diff
+    config: { paths: [words, characters, 'topWords[]'] }
+  - name: same-text
+    type: equals
+    path: /text
+    value: { $expected: /text }
+  - name: has-beta
+    type: contains
+    path: /text
+    value: beta
+  - name: starts-alpha
+    type: regex
+    path: /text
+    value: '^alpha'
+  - name: is-json
+    type: is-json
+  - name: shape
+    type: json-schema
+    value: { type: object, required: [text, words], properties: { words: { type: integer } } }
+  - name: close-text
+    type: similar
+    path: /text
+    value: alpha betta
+    threshold: 0.8
+  - name: report-file
+    type: file-equals
+    value: { output: report.md, expected: report.md }
+  - name: rule
+    type: javascript
+    value: |
+      return { score: output.words === expected.words ? 1 : 0, label: 'words' };
+  - name: judge
+    type: llm-judge
+    weight: 0
+    config: { promptExtension: 'Same text, same counts, nothing invented.' }
+`;
+
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (c === '\r') continue;
+    else if (c === '\n') {
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+    } else cell += c;
+  }
+  return rows;
+}
+
+describe('evaluators and experiments', () => {
+  it('rejects broken evaluator configs with field paths and keeps the stored one', async () => {
+    await client.automations.evaluators.put(A, 'evaluators: []\n');
+    const cases: [string, RegExp][] = [
+      ['evaluators: [\n', /<root>/],
+      ['evaluators:\n  - name: a\n    type: nope\n', /^evaluators\.0/],
+      [
+        'evaluators:\n  - name: a\n    type: equals\n    value: 1\n    threshold: 1.5\n',
+        /^evaluators\.0\.threshold/,
+      ],
+      ['evaluators:\n  - name: a\n    type: regex\n    value: "("\n', /^evaluators\.0/],
+      ['evaluators:\n  - name: a\n    type: javascript\n    value: "return ("\n', /^evaluators\.0/],
+      ['evaluators:\n  - name: Bad_Name\n    type: is-json\n', /^evaluators\.0\.name/],
+      ['passThreshold: 2\nevaluators: []\n', /^passThreshold/],
+    ];
+    for (const [yaml, field] of cases) {
+      await assert.rejects(client.automations.evaluators.put(A, yaml), (e: unknown) => {
+        assert.ok(e instanceof ServiceValidationError, String(e));
+        const issues = (e.envelope as { issues: { field: string; code: string }[] }).issues;
+        assert.match(issues[0]!.field, field, `${yaml} → ${JSON.stringify(issues)}`);
+        return true;
+      });
+    }
+    const notText = await h.api('PUT', `/automations/${A}/evaluators`, { body: { yaml: 5 } });
+    assert.equal(notText.status, 400);
+    assert.equal((await client.automations.evaluators.get(A))['yaml'], 'evaluators: []\n');
+  });
+
+  it('scores every evaluator type on a known case and records the scores on the run', async () => {
+    const stored = await client.automations.evaluators.put(A, ALL_TYPES);
+    assert.equal((stored['evaluators'] as unknown[]).length, 10);
+    const t = textReport('alpha beta');
+    const ex = await client.automations.examples.create(A, {
+      name: 'known',
+      input: { text: 'alpha beta' },
+      expected: t.output,
+    });
+    await client.automations.examples.expected.upload(A, ex.id, { 'report.md': strToU8(t.file) });
+    const events = [];
+    for await (const e of client.experiments.stream(A, { examples: [ex.id] })) events.push(e);
+    assert.equal(events.length, 1);
+    const runId = events[0]!.runId!;
+    const { scores } = await client.runs.scores(runId);
+    const byName = new Map((scores as EvalResult[]).map((s) => [s.evaluatorName, s]));
+    assert.equal(byName.size, 10);
+    for (const name of [
+      'output-matches',
+      'same-text',
+      'has-beta',
+      'starts-alpha',
+      'is-json',
+      'shape',
+      'report-file',
+      'rule',
+      'judge',
+    ])
+      assert.equal(byName.get(name)?.score, 1, `${name}: ${JSON.stringify(byName.get(name))}`);
+    // 'alpha beta' vs 'alpha betta': one insertion in 11 code points.
+    assert.ok(Math.abs(byName.get('close-text')!.score - (1 - 1 / 11)) < 1e-9);
+    assert.equal(byName.get('close-text')!.passed, true);
+    assert.equal(byName.get('rule')!.label, 'words');
+    assert.equal(events[0]!.passed, true);
+    assert.equal(byName.get('judge')!.weight, 0);
+
+    // A single example run is scored too, once it finishes.
+    const single = await client.automations.examples.run(A, ex.id);
+    await h.service.core.runs.waitFor(String(single['runId']), 20_000);
+    let own: EvalResult[] = [];
+    for (let i = 0; i < 200 && own.length < 10; i++) {
+      own = (await client.runs.scores(String(single['runId']))).scores as EvalResult[];
+      if (own.length < 10) await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(own.length, 10);
+    assert.ok(own.every((r) => r.evaluatorName === 'close-text' || r.score === 1));
+  });
+
+  it('an evaluator that fails is recorded with its score, a wrong output file fails file-equals', async () => {
+    const ex = await client.automations.examples.create(A, {
+      name: 'wrong',
+      input: { text: 'alpha beta' },
+      expected: { ...textReport('alpha beta').output, words: 3, text: 'alpha gamma' },
+    });
+    await client.automations.examples.expected.upload(A, ex.id, { 'report.md': strToU8('something else') });
+    const created = await client.experiments.create(A, { examples: [ex.id] });
+    const run = await h.service.core.runs.waitFor(created.runs[0]!.id, 20_000);
+    let detail = await client.experiments.get(A, created.id);
+    for (let i = 0; i < 200 && detail.status !== 'completed'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      detail = await client.experiments.get(A, created.id);
+    }
+    const results = detail.resultsByRun![run.id]!;
+    const byName = new Map(results.map((s) => [s.evaluatorName, s]));
+    assert.equal(byName.get('same-text')!.score, 0);
+    assert.equal(byName.get('report-file')!.score, 0);
+    assert.equal(byName.get('rule')!.score, 0);
+    assert.equal(detail.passedCount, 0);
+    assert.equal(detail.failedCount, 1);
+  });
+
+  it('runs 20 examples, streams 20 NDJSON lines, and exports consistent CSV and JSON', async () => {
+    await client.automations.evaluators.put(
+      A,
+      'passThreshold: 1\nevaluators:\n  - name: counts\n    type: exact-diff\n    config: { paths: [words, characters] }\n  - name: text\n    type: equals\n    path: /text\n',
+    );
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const text = `w${i} beta`;
+      const expected = textReport(text).output;
+      if (i % 4 === 0) expected.words = 5; // 5 of 20 are wrong on purpose
+      ids.push(
+        (await client.automations.examples.create(A, { name: `n${i}`, input: { text }, expected })).id,
+      );
+    }
+    const events = [];
+    for await (const e of client.experiments.stream(A, { examples: ids, batchConcurrency: 3 }))
+      events.push(e);
+    assert.equal(events.length, 20);
+    assert.ok(events.every((e) => e.type === 'run.completed' && e.status === 'completed'));
+    assert.deepEqual(new Set(events.map((e) => e.exampleId)), new Set(ids));
+    const experimentId = events[0]!.experimentId!;
+    assert.equal(events.filter((e) => e.passed).length, 15);
+    assert.deepEqual(
+      events.map((e) => e.completedCount),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
+
+    const detail = await client.experiments.get(A, experimentId);
+    assert.equal(detail.status, 'completed');
+    assert.equal(detail.runCount, 20);
+    assert.equal(detail.completedCount, 20);
+    assert.equal(detail.passedCount, 15);
+    assert.equal(detail.failedCount, 5);
+    assert.equal(detail.runs!.length, 20);
+    assert.equal(Object.keys(detail.resultsByRun!).length, 20);
+    // counts: 2 leaves, 1 wrong → 0.5 for the wrong ones; text always 1 → weighted 0.75
+    assert.ok(Math.abs((detail.avgScore as number) - (15 * 1 + 5 * 0.75) / 20) < 1e-9);
+
+    const csv = parseCsv(await client.experiments.export(A, experimentId, { format: 'csv' }));
+    const json = JSON.parse(await client.experiments.export(A, experimentId, { format: 'json' })) as Record<
+      string,
+      unknown
+    >[];
+    assert.deepEqual(csv[0], [
+      'executionId',
+      'exampleId',
+      'exampleName',
+      'batchId',
+      'evaluatorName',
+      'evaluatorType',
+      'score',
+      'passed',
+      'label',
+      'weight',
+      'createdAt',
+      'error',
+    ]);
+    assert.equal(csv.length - 1, 40);
+    assert.equal(json.length, 40);
+    for (let i = 0; i < json.length; i++) {
+      const row = csv[i + 1]!;
+      assert.equal(row[0], json[i]!['executionId']);
+      assert.equal(row[3], experimentId);
+      assert.equal(row[4], json[i]!['evaluatorName']);
+      assert.equal(Number(row[6]), json[i]!['score']);
+      assert.equal(row[7], String(json[i]!['passed']));
+    }
+    const failing = json.filter((r) => r['evaluatorName'] === 'counts' && r['passed'] === false);
+    assert.equal(failing.length, 5);
+    const all = JSON.parse(await client.experiments.exportAll(A, { format: 'json' })) as unknown[];
+    assert.ok(all.length >= 40 + 10);
+    const bad = await h.api('GET', `/automations/${A}/experiments/${experimentId}/export?format=xml`);
+    assert.equal(bad.status, 400);
+    const missing = await h.api('GET', `/automations/${A}/experiments/${experimentId}/export`);
+    assert.equal(missing.status, 400);
+
+    const run0 = detail.runs![0]!;
+    const scores = await client.runs.scores(run0.id);
+    assert.equal((scores.scores as EvalResult[]).length, 2);
+    const listed = await h.api('GET', `/runs?batch_id=${experimentId}&limit=100`);
+    assert.equal(listed.body.runs.length, 20);
+
+    assert.equal(
+      (await client.experiments.ref(experimentId))['automationId'],
+      (await client.automations.get(A)).id,
+    );
+    const recent = await client.experiments.list(A, { fromDate: '-1d', limit: 100 });
+    assert.ok((recent['data'] as { id: string }[]).some((e) => e.id === experimentId));
+    const old = await client.experiments.list(A, { to_date: '7d ago' });
+    assert.equal(old['total'], 0);
+    const future = await client.experiments.list(A, { from_date: '2999-01-01' });
+    assert.equal(future['total'], 0);
+    const snake = await h.api('GET', `/automations/${A}/experiments?from_date=-1d&limit=1&offset=1`);
+    assert.equal(snake.body.data.length, 1);
+    assert.equal((await h.api('GET', `/automations/${A}/experiments?from_date=yesterday-ish`)).status, 400);
+    assert.equal((await h.api('GET', `/experiments/exp_nope`)).status, 404);
+    assert.equal(
+      (await h.api('POST', `/automations/${A}/experiments`, { body: { examples: ['ex_missing'] } })).status,
+      400,
+    );
+    assert.equal(
+      (await h.api('POST', `/automations/${A}/experiments`, { body: { batchConcurrency: 0 } })).status,
+      400,
+    );
+    const badRef = await h.api('POST', `/automations/${A}/experiments`, {
+      body: { examples: [ids[0]], sourceRef: 'no-such-ref' },
+    });
+    assert.equal(badRef.status, 404);
+    const pinned = await client.experiments.create(A, { examples: [ids[1]!], sourceRef: 'latest' });
+    const pinnedRun = await h.service.core.runs.waitFor(pinned.runs[0]!.id, 20_000);
+    assert.equal(pinnedRun.status, 'completed');
+    assert.equal(pinnedRun.git.requestedRef, 'latest');
+  });
+
+  it('cancel keeps completed runs and cancels queued and running work', async () => {
+    await client.automations.evaluators.put(A, 'evaluators:\n  - name: text\n    type: is-json\n');
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++)
+      ids.push(
+        (
+          await client.automations.examples.create(A, {
+            name: `slow${i}`,
+            input: { text: `s${i}`, delay_ms: i === 0 ? 0 : 3000 },
+          })
+        ).id,
+      );
+    const created = await client.experiments.create(A, { examples: ids, batchConcurrency: 2 });
+    assert.equal(created.total, 6);
+    assert.equal(created.runs.length, 2);
+    // The two lanes start concurrently, so the fast example's run is found by its example id.
+    const firstRun = created.runs.find((r) => r.exampleId === ids[0])!.id;
+    assert.equal((await h.service.core.runs.waitFor(firstRun, 20_000)).status, 'completed');
+    let detail = await client.experiments.get(A, created.id);
+    for (let i = 0; i < 200 && (detail.completedCount ?? 0) < 1; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      detail = await client.experiments.get(A, created.id);
+    }
+    const cancelled = await client.experiments.cancel(A, created.id);
+    assert.equal(cancelled.status, 'completed');
+    assert.equal(cancelled['cancelled'], true);
+    const statuses = new Map(cancelled.runs!.map((r) => [r.id, r.status]));
+    assert.equal(statuses.get(firstRun), 'completed', 'completed runs are kept');
+    assert.equal(cancelled.resultsByRun![firstRun]!.length, 1, 'and so are their scores');
+    const others = cancelled.runs!.filter((r) => r.id !== firstRun);
+    assert.ok(others.length >= 1);
+    assert.ok(
+      others.every((r) => r.status === 'cancelled'),
+      JSON.stringify(others),
+    );
+    assert.ok((cancelled['notStarted'] as number) >= 1, 'examples not started are never run');
+    assert.equal(cancelled.runs!.length + (cancelled['notStarted'] as number), 6);
+    const again = await client.experiments.cancel(A, created.id);
+    assert.equal(again.runs!.length, cancelled.runs!.length);
+  });
+});

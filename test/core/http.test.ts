@@ -51,6 +51,17 @@ describe('HTTP core', () => {
     router.get('/public', (_req, res) => res.json({ ok: true }), { scope: false });
     router.get('/needs-write', (_req, res) => res.json({ ok: true }), { scope: 'streams:write' });
     router.get('/files/*', (req, res) => res.json({ rest: req.params['*'] }));
+    router.post(
+      '/cb',
+      (req, res) =>
+        req.readBody((error, body) => {
+          if (error) throw error;
+          if (body.toString() === 'throw') throw new Error('callback failed');
+          if (body.toString() === 'http') throw new HttpError(422, 'unprocessable', 'no');
+          res.json({ bytes: body.length });
+        }),
+      { maxBodyBytes: 16 },
+    );
     router.ws('/ws/:name', { upgrade: (req) => ({ name: req.params['name'] }) }, { scope: false });
     router.get('/big', async (_req, res) => {
       const writer = res.stream();
@@ -128,6 +139,29 @@ describe('HTTP core', () => {
     assert.equal(((await res.json()) as any).error.code, 'payload_too_large');
     const fits = await fetch(`${server.url}/small`, { method: 'POST', headers: auth, body: 'x'.repeat(16) });
     assert.deepEqual(await fits.json(), { bytes: 16 });
+  });
+
+  it('readBody calls back with the body; throws inside the callback become error answers', async () => {
+    const post = (body: string) => fetch(`${server.url}/cb`, { method: 'POST', headers: auth, body });
+    assert.deepEqual(await (await post('abc')).json(), { bytes: 3 });
+    const thrown = await post('throw');
+    assert.equal(thrown.status, 500);
+    assert.equal(((await thrown.json()) as any).error.code, 'internal');
+    assert.equal((await post('http')).status, 422);
+    assert.equal((await post('x'.repeat(17))).status, 413);
+    const chunked = `POST /cb HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret-token\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const text = await raw(
+      port(),
+      [
+        Buffer.from(chunked),
+        Buffer.from('a\r\n0123456789\r\n'),
+        Buffer.from('a\r\n0123456789\r\n'),
+        Buffer.from('0\r\n\r\n'),
+      ],
+      /payload_too_large[\s\S]*\}\}/,
+    );
+    assert.match(text, /^HTTP\/1\.1 413/);
+    assert.equal((await fetch(`${server.url}/public`)).status, 200);
   });
 
   it('answers 413 for a chunked body that grows past the limit', async () => {

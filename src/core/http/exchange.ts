@@ -32,6 +32,8 @@ export interface ExchangeHooks {
   finished(exchange: Exchange): void;
   /** True while the server drains: responses then close their connection. */
   draining(): boolean;
+  /** A handler continuation failed outside the handler's own promise (readBody callbacks). */
+  failed(exchange: Exchange, error: unknown): void;
 }
 
 /** The request half: fields read up front, body on demand. */
@@ -77,6 +79,20 @@ export class Request implements HttpRequest {
   body(): Promise<Buffer> {
     if (!this.reader) return Promise.resolve(Buffer.alloc(0));
     return this.reader.whole();
+  }
+
+  readBody(callback: (error: HttpError | undefined, body: Buffer) => void): void {
+    // The callback may run inside uWS's onData: a throw there must become an error answer,
+    // never an exception into the native layer.
+    const guarded = (error: HttpError | undefined, body: Buffer): void => {
+      try {
+        callback(error, body);
+      } catch (thrown) {
+        this.exchange.hooksFailed(thrown);
+      }
+    };
+    if (!this.reader) return guarded(undefined, Buffer.alloc(0));
+    this.reader.complete(guarded);
   }
 
   async json<T = unknown>(types?: readonly string[]): Promise<T> {
@@ -128,6 +144,10 @@ export class Exchange implements HttpResponse {
   onAbort(listener: () => void): void {
     if (this.aborted) listener();
     else this.abortListeners.push(listener);
+  }
+
+  hooksFailed(error: unknown): void {
+    this.hooks.failed(this, error);
   }
 
   /** uWS onAborted: the connection is gone; nothing may be written to `res` any more. */

@@ -56,6 +56,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       inflight.delete(exchange);
       if (draining && inflight.size === 0) drained?.();
     },
+    failed(exchange: Exchange, error: unknown) {
+      answerError(exchange, error);
+    },
   };
 
   const authenticate = (exchange: Exchange, scope: string | false): HttpError | undefined => {

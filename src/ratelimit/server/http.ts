@@ -3,8 +3,14 @@
 
 import type { Logger } from 'pino';
 import type { HealthRegistry } from '../../core/health.js';
-import { HttpError, Router, startHttpServer, type HttpServerHandle } from '../../core/http/index.js';
-import { ServiceError, Code } from '../types.js';
+import {
+  HttpError,
+  Router,
+  startHttpServer,
+  type HttpResponse,
+  type HttpServerHandle,
+} from '../../core/http/index.js';
+import { ServiceError, Code, type RateLimitRequest, type RateLimitResponse } from '../types.js';
 import type { Decider } from './decider.js';
 import { decodeRequest, encodeResponse, JsonRequestError } from './json-codec.js';
 
@@ -27,32 +33,34 @@ export function ratelimitRouter(decider: Decider, health: HealthRegistry): Route
   const router = new Router();
   router.post(
     '/json',
-    async (req, res) => {
-      const raw = await req.body();
-      let request;
-      try {
-        request = decodeRequest(JSON.parse(raw.toString('utf8')) as unknown);
-      } catch (error) {
-        if (error instanceof SyntaxError)
-          throw new HttpError(400, 'bad_request', `request body is not valid JSON: ${error.message}`);
-        if (error instanceof JsonRequestError) throw new HttpError(400, 'bad_request', error.message);
-        throw error;
-      }
-      let response;
-      try {
-        const result = decider.decide(request, 'json', req.headers['traceparent']);
-        response = result instanceof Promise ? await result : result;
-      } catch (error) {
-        // Refused calls are the caller's problem (empty domain, no configuration …): 400 with the
-        // upstream text, never a 5xx for anything the request contained.
-        if (error instanceof ServiceError && error.kind === 'store_error')
-          throw new HttpError(500, 'store_unavailable', error.message);
-        if (error instanceof ServiceError) throw new HttpError(400, 'bad_request', error.message);
-        throw error;
-      }
-      res
-        .header('content-type', 'application/json')
-        .send(encodeResponse(response), response.overallCode === Code.OVER_LIMIT ? 429 : 200);
+    (req, res) => {
+      // readBody answers inside the network callback when the body is complete: no promise hop
+      // on the hot path with the memory store (a network store's promise is awaited below).
+      req.readBody((bodyError, raw) => {
+        if (bodyError) throw bodyError;
+        let request;
+        try {
+          request = decodeRequest(JSON.parse(raw.toString('utf8')) as unknown);
+        } catch (error) {
+          if (error instanceof SyntaxError)
+            throw new HttpError(400, 'bad_request', `request body is not valid JSON: ${error.message}`);
+          if (error instanceof JsonRequestError) throw new HttpError(400, 'bad_request', error.message);
+          throw error;
+        }
+        const result = decide(decider, request, req.headers['traceparent']);
+        if (result instanceof Promise) {
+          result.then(
+            (response) => answer(res, response),
+            (error: unknown) => {
+              const failure = asHttpError(error);
+              if (failure instanceof HttpError) res.error(failure.status, failure.code, failure.message);
+              else res.error(500, 'internal', `rate limit decision failed: ${String(failure)}`);
+            },
+          );
+        } else {
+          answer(res, result);
+        }
+      });
     },
     { scope: false },
   );
@@ -72,6 +80,33 @@ export function ratelimitRouter(decider: Decider, health: HealthRegistry): Route
     { scope: false },
   );
   return router;
+}
+
+function decide(
+  decider: Decider,
+  request: RateLimitRequest,
+  traceparent: string | undefined,
+): RateLimitResponse | Promise<RateLimitResponse> {
+  try {
+    return decider.decide(request, 'json', traceparent);
+  } catch (error) {
+    throw asHttpError(error);
+  }
+}
+
+/** Refused calls are the caller's problem (empty domain, no configuration …): 400 with the
+ * upstream text, never a 5xx for anything the request contained; a failed store is a 500. */
+function asHttpError(error: unknown): unknown {
+  if (error instanceof ServiceError && error.kind === 'store_error')
+    return new HttpError(500, 'store_unavailable', error.message);
+  if (error instanceof ServiceError) return new HttpError(400, 'bad_request', error.message);
+  return error;
+}
+
+function answer(res: HttpResponse, response: RateLimitResponse): void {
+  res
+    .header('content-type', 'application/json')
+    .send(encodeResponse(response), response.overallCode === Code.OVER_LIMIT ? 429 : 200);
 }
 
 export function startRatelimitHttp(options: RatelimitHttpOptions): Promise<HttpServerHandle> {

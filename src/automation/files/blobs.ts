@@ -29,34 +29,19 @@ export class BlobStore {
 
   /** Streams `source` to disk; throws TooLargeError past `limit` bytes (and keeps nothing). */
   async write(source: AsyncIterable<Buffer>, limit = Number.POSITIVE_INFINITY): Promise<StoredBlob> {
-    const tmpDir = join(this.dir, 'tmp');
-    await mkdir(tmpDir, { recursive: true });
-    const tmp = join(tmpDir, randomBytes(12).toString('hex'));
-    const hash = createHash('sha256');
-    const out = createWriteStream(tmp);
-    let size = 0;
+    const temp = await writeTemp(join(this.dir, 'tmp'), source, limit);
+    const path = this.pathOf(temp.sha256);
     try {
-      for await (const chunk of source) {
-        size += chunk.length;
-        if (size > limit) throw new TooLargeError(limit);
-        hash.update(chunk);
-        if (!out.write(chunk)) await once(out, 'drain');
-      }
-      out.end();
-      await once(out, 'finish');
-      const sha256 = hash.digest('hex');
-      const path = this.pathOf(sha256);
-      if (existsSync(path)) await rm(tmp, { force: true });
+      if (existsSync(path)) await rm(temp.path, { force: true });
       else {
         await mkdir(dirname(path), { recursive: true });
-        await rename(tmp, path);
+        await rename(temp.path, path);
       }
-      return { sha256, size, path };
     } catch (err) {
-      out.destroy();
-      await rm(tmp, { force: true });
+      await rm(temp.path, { force: true });
       throw err;
     }
+    return { sha256: temp.sha256, size: temp.size, path };
   }
 
   async writeBuffer(data: Buffer): Promise<StoredBlob> {

@@ -4,10 +4,10 @@
 // call's grpc-status once with a real client before the load; h2load reports mean and max
 // latency but no percentiles.
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runTool } from './run-tool.js';
 import type { LoadOptions, LoadResult } from './types.js';
 
 function toMs(value: string, unit: string): number {
@@ -75,21 +75,8 @@ export async function runH2load(
       file,
       `http://${address}${path}`,
     ];
-    const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-      const killer = setTimeout(
-        () => child.pid !== undefined && process.kill(child.pid, 'SIGKILL'),
-        (options.durationS + 20) * 1000,
-      );
-      child.once('exit', (code) => {
-        clearTimeout(killer);
-        if (code === 0) resolve(out);
-        else reject(new Error(`h2load exited with ${code}: ${out}`));
-      });
-    });
+    const ran = await runTool(binary, args, options.durationS);
+    const output = ran.out + ran.err;
     const f = parseH2load(output);
     const result: LoadResult = {
       client: 'h2load',

@@ -2,11 +2,11 @@
 // sets the method, headers and body, optionally pipelines requests, and prints its figures as
 // one JSON line so nothing depends on wrk's human-readable output.
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ResolvedHttpLoad } from './http-body.js';
+import { runTool } from './run-tool.js';
 import type { LoadOptions, LoadResult } from './types.js';
 
 /** A Lua long-bracket string literal that cannot be closed early by the content. */
@@ -94,22 +94,7 @@ export async function runWrk(
       script,
       baseUrl + load.path,
     ];
-    const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-      const killer = setTimeout(
-        () => child.pid !== undefined && process.kill(child.pid, 'SIGKILL'),
-        (options.durationS + 20) * 1000,
-      );
-      child.once('exit', (code) => {
-        clearTimeout(killer);
-        if (code === 0) resolve(out);
-        else reject(new Error(`wrk exited with ${code}: ${err || out}`));
-      });
-    });
+    const output = (await runTool(binary, args, options.durationS)).out;
     const line = output.split('\n').find((l) => l.startsWith('WRKJSON '));
     if (!line) throw new Error(`wrk printed no figures:\n${output}`);
     const f = JSON.parse(line.slice('WRKJSON '.length)) as WrkFigures;

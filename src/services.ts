@@ -1,25 +1,35 @@
-// Where each service lives. Loaded lazily so `sluice streams` never loads the rate limit code.
+// Where each service lives, and what the core needs to know about it before loading it: a
+// module is imported only in the threads that run it (and in the main thread only when it
+// prepares shared memory), so `sluice streams` never loads the rate limit code.
 
-import type { ServiceModule, ServiceName } from './core/service.js';
+import type { ServiceDescriptor, ServiceName } from './core/service.js';
 
-export async function loadService(name: ServiceName): Promise<ServiceModule> {
-  switch (name) {
-    case 'ratelimit': {
+const BEARER = 'Authorization: Bearer <API key>';
+
+export const SERVICES: Readonly<Record<ServiceName, ServiceDescriptor>> = {
+  ratelimit: {
+    allThreads: true,
+    sharedMemory: true,
+    authHint: 'no authentication (as the upstream service); put it on a private network',
+    async load() {
       const m = await import('./ratelimit/index.js');
-      return {
-        start: m.startRatelimit,
-        prepareShared: m.prepareRatelimitShared,
-        allThreads: true,
-        authHint: 'no authentication (as the upstream service); put it on a private network',
-      };
-    }
-    case 'streams': {
-      const m = await import('./streams/index.js');
-      return { start: m.startStreams, allThreads: false, authHint: 'Authorization: Bearer <API key>' };
-    }
-    case 'automation': {
-      const m = await import('./automation/index.js');
-      return { start: m.startAutomation, allThreads: false, authHint: 'Authorization: Bearer <API key>' };
-    }
-  }
-}
+      return { start: m.startRatelimit, prepareShared: m.prepareRatelimitShared };
+    },
+  },
+  streams: {
+    allThreads: false,
+    sharedMemory: false,
+    authHint: BEARER,
+    async load() {
+      return { start: (await import('./streams/index.js')).startStreams };
+    },
+  },
+  automation: {
+    allThreads: false,
+    sharedMemory: false,
+    authHint: BEARER,
+    async load() {
+      return { start: (await import('./automation/index.js')).startAutomation };
+    },
+  },
+};

@@ -8,7 +8,7 @@ import { HealthRegistry } from './health.js';
 import { createLogger } from './log.js';
 import type { RunningService, ServiceName } from './service.js';
 import { EnvReader, loadCoreSettings } from './settings/index.js';
-import { loadService } from '../services.js';
+import { SERVICES } from '../services.js';
 
 export interface FrontEndData {
   services: ServiceName[];
@@ -47,8 +47,8 @@ export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promis
     keys = openKeyStore(core.dataDir, core.adminToken);
     const addresses: Record<string, Record<string, string>> = {};
     for (const name of data.services) {
-      const module = await loadService(name);
-      if (!module.allThreads && data.index !== 0) continue;
+      if (!SERVICES[name].allThreads && data.index !== 0) continue;
+      const module = await SERVICES[name].load();
       const service = await module.start({
         core,
         env,

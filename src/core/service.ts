@@ -31,11 +31,19 @@ export interface RunningService {
 export type ServiceName = 'ratelimit' | 'streams' | 'automation';
 export const SERVICE_NAMES: readonly ServiceName[] = ['ratelimit', 'streams', 'automation'];
 
+/** What a service's code provides, loaded only where the service runs. */
 export interface ServiceModule {
   start(ctx: ServiceContext): Promise<RunningService>;
   prepareShared?(env: EnvReader): Record<string, SharedArrayBuffer>;
+}
+
+/** What the core knows about a service without loading its code. */
+export interface ServiceDescriptor {
   /** true: runs on every front-end thread (stateless over shared memory); false: thread 0 only. */
   readonly allThreads: boolean;
+  /** true: the main thread calls prepareShared once (so it loads the module). */
+  readonly sharedMemory: boolean;
   /** How to authenticate, printed at start. */
   readonly authHint: string;
+  load(): Promise<ServiceModule>;
 }

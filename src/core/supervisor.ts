@@ -10,7 +10,7 @@ import { createLogger } from './log.js';
 import type { ServiceName } from './service.js';
 import { EnvReader, loadCoreSettings } from './settings/index.js';
 import { startWorker } from './worker-entry.js';
-import { loadService } from '../services.js';
+import { SERVICES } from '../services.js';
 
 export interface SupervisorOptions {
   services: ServiceName[];
@@ -35,9 +35,12 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   const shared: FrontEndData['shared'] = {};
   const hints: Record<string, string> = {};
   for (const name of options.services) {
-    const module = await loadService(name);
-    hints[name] = module.authHint;
-    if (module.prepareShared) shared[name] = module.prepareShared(env);
+    const service = SERVICES[name];
+    hints[name] = service.authHint;
+    if (service.sharedMemory) {
+      const module = await service.load();
+      if (module.prepareShared) shared[name] = module.prepareShared(env);
+    }
   }
 
   const workers = new Map<number, Worker>();

@@ -155,6 +155,7 @@ export async function startRatelimit(ctx: ServiceContext): Promise<RunningServic
       const debug = await startDebugServer({
         host: settings.debug.host,
         port: settings.debug.port,
+        profiling: settings.debug.profiling,
         log,
         sources: {
           rules: () => engine.ruleSet,

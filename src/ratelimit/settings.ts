@@ -23,7 +23,12 @@ export interface RatelimitSettings {
      */
     readonly threadPorts: boolean;
   };
-  readonly debug: { readonly host: string; readonly port: number };
+  readonly debug: {
+    readonly host: string;
+    readonly port: number;
+    /** DEBUG_PROFILING_ENABLED: serve /debug/pprof/heap and /debug/pprof/profile. */
+    readonly profiling: boolean;
+  };
   readonly configType: 'FILE' | 'GRPC_XDS_SOTW';
   readonly runtime: {
     /** Unset means `<dataDir>/ratelimit/runtime/current`, seeded with an example. */
@@ -76,9 +81,13 @@ export function loadRatelimitSettings(env: EnvReader): RatelimitSettings {
       maxConnectionAgeGraceMs: env.duration('GRPC_MAX_CONNECTION_AGE_GRACE', 3_600_000),
       threadPorts: env.bool('GRPC_THREAD_PORTS', false),
     }),
+    // Loopback and no profiles by default, unlike upstream (0.0.0.0, Go pprof always on): under
+    // `sluice serve` this process holds API keys, the admin token and store passwords, and a
+    // heap snapshot hands all of them to whoever reaches the port (docs/security.md).
     debug: Object.freeze({
-      host: env.string('DEBUG_HOST', '0.0.0.0'),
+      host: env.string('DEBUG_HOST', '127.0.0.1'),
       port: env.int('DEBUG_PORT', 6070, PORT),
+      profiling: env.bool('DEBUG_PROFILING_ENABLED', false),
     }),
     configType,
     runtime: Object.freeze({

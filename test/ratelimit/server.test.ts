@@ -43,6 +43,7 @@ describe('ratelimit service over gRPC, HTTP and the debug server', () => {
         HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED: 'true',
         WINDOW_ALGORITHM: 'fixed',
         MEMORY_STORE_MAX_KEYS: '1024',
+        DEBUG_PROFILING_ENABLED: 'true',
       },
     });
     service = await startRatelimit(t.ctx);

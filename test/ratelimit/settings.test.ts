@@ -10,7 +10,7 @@ describe('ratelimit settings', () => {
     assert.equal(s.grpc.port, 8081);
     assert.equal(s.grpc.uds, undefined);
     assert.equal(s.grpc.maxConnectionAgeMs, 24 * 3_600_000);
-    assert.deepEqual(s.debug, { host: '0.0.0.0', port: 6070 });
+    assert.deepEqual(s.debug, { host: '127.0.0.1', port: 6070, profiling: false });
     assert.deepEqual(s.runtime, {
       root: undefined,
       subdirectory: '',

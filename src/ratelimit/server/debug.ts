@@ -1,6 +1,9 @@
 // The debug server (thread 0): `/` lists the endpoints, `/rlconfig` dumps the loaded rules,
 // `/stats` prints every counter as `name: value` lines, `/debug/pprof/*` profiles this thread.
-// Public like upstream; bind DEBUG_HOST to a private address.
+// No authentication, like upstream; unlike upstream it listens on loopback by default and takes
+// heap snapshots and CPU profiles only with DEBUG_PROFILING_ENABLED=true, because a heap
+// snapshot of this process contains every secret it holds (API keys, admin token, store
+// passwords under `sluice serve`).
 
 import type { Logger } from 'pino';
 import { HttpError, Router, startHttpServer, type HttpServerHandle } from '../../core/http/index.js';
@@ -25,7 +28,16 @@ const ENDPOINTS: Record<string, string> = {
   '/stats': 'print out stats',
 };
 
-export function debugRouter(sources: DebugSources): Router {
+/** The refusal while profiling is off; names the setting so an operator knows what to change. */
+function profilingOff(): HttpError {
+  return new HttpError(
+    403,
+    'profiling_disabled',
+    'heap snapshots and CPU profiles are disabled; set DEBUG_PROFILING_ENABLED=true to enable them',
+  );
+}
+
+export function debugRouter(sources: DebugSources, options: { profiling: boolean }): Router {
   const router = new Router();
   const text = 'text/plain; charset=utf-8';
   router.get(
@@ -54,13 +66,17 @@ export function debugRouter(sources: DebugSources): Router {
   router.get(
     '/debug/pprof/',
     (_req, res) => {
-      res.header('content-type', text).send('profile: CPU profile (?seconds=N)\nheap: heap snapshot\n');
+      const off = options.profiling ? '' : ' (disabled; set DEBUG_PROFILING_ENABLED=true)';
+      res
+        .header('content-type', text)
+        .send(`profile: CPU profile (?seconds=N)${off}\nheap: heap snapshot${off}\n`);
     },
     { scope: false },
   );
   router.get(
     '/debug/pprof/profile',
     async (req, res) => {
+      if (!options.profiling) throw profilingOff();
       const raw = req.query.get('seconds') ?? '30';
       if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 300) {
         throw new HttpError(400, 'bad_request', 'seconds must be a whole number from 1 to 300');
@@ -79,6 +95,7 @@ export function debugRouter(sources: DebugSources): Router {
   router.get(
     '/debug/pprof/heap',
     async (req, res) => {
+      if (!options.profiling) throw profilingOff();
       const snapshot = await profileOr409(heapSnapshot);
       if (req.aborted) return;
       res
@@ -103,6 +120,8 @@ async function profileOr409(take: () => Promise<string>): Promise<string> {
 export function startDebugServer(options: {
   host: string;
   port: number;
+  /** Serve heap snapshots and CPU profiles (DEBUG_PROFILING_ENABLED). */
+  profiling: boolean;
   sources: DebugSources;
   log: Logger;
 }): Promise<HttpServerHandle> {
@@ -110,7 +129,7 @@ export function startDebugServer(options: {
     name: 'ratelimit-debug',
     host: options.host,
     port: options.port,
-    router: debugRouter(options.sources),
+    router: debugRouter(options.sources, { profiling: options.profiling }),
     errorBody,
     log: options.log,
   });

@@ -222,6 +222,37 @@ describe('ratelimit service over gRPC, HTTP and the debug server', () => {
     }
   });
 
+  it('POST /json refuses a body that is not valid UTF-8 (as protojson) with 400, never a replacement character', async () => {
+    const head = Buffer.from('{"domain":"test-domain","descriptors":[{"entries":[{"key":"key3","value":"');
+    const tail = Buffer.from('"}]}]}');
+    const postBytes = (value: number[]) =>
+      fetch(`${http}/json`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.concat([head, Buffer.from(value), tail]),
+      });
+    const invalid: [string, number[]][] = [
+      ['stray 0xff', [0x61, 0xff]],
+      ['truncated 3-byte sequence', [0xe2, 0x82]],
+      ['overlong "/"', [0xc0, 0xaf]],
+      ['UTF-8-encoded lone surrogate U+D800', [0xed, 0xa0, 0x80]],
+      ['beyond U+10FFFF', [0xf4, 0x90, 0x80, 0x80]],
+    ];
+    for (const [what, bytes] of invalid) {
+      const res = await postBytes(bytes);
+      assert.equal(res.status, 400, what);
+      const json = (await res.json()) as { code: string; message: string; requestId: string };
+      assert.equal(json.code, 'bad_request', what);
+      assert.match(json.message, /not valid UTF-8/, what);
+      assert.ok(json.requestId, what);
+    }
+    // Well-formed multi-byte text is a descriptor value like any other.
+    for (const text of ['é', '€', '😀']) {
+      const res = await postBytes([...Buffer.from(text)]);
+      assert.equal(res.status, 200, text);
+    }
+  });
+
   it('GET /json is 405 and unknown paths are 404', async () => {
     assert.equal((await fetch(`${http}/json`)).status, 405);
     assert.equal((await fetch(`${http}/nope`)).status, 404);

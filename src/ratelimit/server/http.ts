@@ -1,6 +1,7 @@
 // The HTTP front end of the service (every front-end thread): `POST /json` and
 // `GET /healthcheck`. Public routes, as upstream: the spec shows no authentication here.
 
+import { isUtf8 } from 'node:buffer';
 import type { Logger } from 'pino';
 import type { HealthRegistry } from '../../core/health.js';
 import {
@@ -38,6 +39,9 @@ export function ratelimitRouter(decider: Decider, health: HealthRegistry): Route
       // on the hot path with the memory store (a network store's promise is awaited below).
       req.readBody((bodyError, raw) => {
         if (bodyError) throw bodyError;
+        // Go's protojson refuses invalid UTF-8; decoding it with replacement characters would
+        // count the request under a different descriptor value. One native scan of the body.
+        if (!isUtf8(raw)) throw new HttpError(400, 'bad_request', 'request body is not valid UTF-8');
         let request;
         try {
           request = decodeRequest(JSON.parse(raw.toString('utf8')) as unknown);

@@ -75,5 +75,14 @@ function normalisePublicUrl(value: string | undefined): string | undefined {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new SettingsError('STREAMS_PUBLIC_URL', value, 'an absolute http(s) URL');
   }
+  // base_uri is this value plus a path: a query, fragment or user name would end up in front of
+  // the path (or swallow it) and send clients somewhere else.
+  if (/[?#]/.test(value) || url.username !== '' || url.password !== '') {
+    throw new SettingsError(
+      'STREAMS_PUBLIC_URL',
+      value,
+      'an absolute http(s) URL without user name, query or fragment',
+    );
+  }
   return value.replace(/\/+$/, '');
 }

@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import { strict as assert } from 'node:assert';
+import { connect } from 'node:net';
 import { createTopic, fetchAll, newConsumer, produce, startHarness, VND, type Harness } from './harness.js';
 
 describe('streams API: the documented call order', () => {
@@ -150,6 +151,53 @@ describe('streams API: the documented call order', () => {
     } finally {
       await proxied.close();
     }
+  });
+
+  test('base_uri never carries a Host header that is not a plain host[:port]', async () => {
+    // Raw HTTP/1.1 over a socket: fetch would not send these Host values.
+    const listener = new URL(h.url);
+    const createWithHost = (host: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(Number(listener.port), listener.hostname);
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+        socket.write(
+          `POST /streams/consumers/hosts HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${h.token}\r\n` +
+            'Content-Length: 0\r\nConnection: close\r\n\r\n',
+        );
+      });
+    const baseUriFor = async (host: string): Promise<string> => {
+      const response = await createWithHost(host);
+      assert.match(response, /^HTTP\/1\.1 200 /, `status for Host ${JSON.stringify(host)}`);
+      return (JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as { base_uri: string }).base_uri;
+    };
+    const own = `${listener.origin}/streams/consumers/hosts/instances/`;
+    for (const host of [
+      'evil.example/x?',
+      'evil.example#x',
+      'user@evil.example',
+      'streams.example:80@evil.example',
+      'evil.example\\x',
+      'evil.example:99999',
+      'evil.example:80:81',
+      '-evil.example',
+      'evil..example',
+      'ev\u00e9l.example',
+      '[::1',
+    ]) {
+      const baseUri = await baseUriFor(host);
+      assert.ok(baseUri.startsWith(own), `Host ${JSON.stringify(host)} gave ${baseUri}`);
+    }
+    // CR or LF inside the header never reaches a handler: the HTTP parser drops the connection.
+    for (const host of ['evil.example\rX-Injected: 1', 'evil.example\nX-Injected: 1']) {
+      assert.doesNotMatch(await createWithHost(host), /base_uri/);
+    }
+    // A plain host[:port] is what the client used to reach us (a proxy's name, say): kept.
+    assert.match(await baseUriFor('streams.internal:8082'), /^http:\/\/streams\.internal:8082\/streams\//);
+    assert.match(await baseUriFor('[::1]:8082'), /^http:\/\/\[::1\]:8082\/streams\//);
+    assert.match(await baseUriFor('localhost'), /^http:\/\/localhost\/streams\//);
   });
 
   test('plain application/json is accepted for bodies and Accept', async () => {

@@ -196,6 +196,16 @@ describe('bad input gets the right 4xx and the server keeps serving', () => {
       /topic_pattern/,
     );
     expectError(await h.call('POST', `${fresh}/subscription`, { body: { topics: [''] } }), 422, 422);
+    // The list is required and must not be empty; an empty one leaves the subscription as it was.
+    expectError(
+      await h.call('POST', `${fresh}/subscription`, { body: { topics: [] } }),
+      422,
+      422,
+      /must not be empty/,
+    );
+    expectError(await h.call('POST', `${fresh}/subscription`, { body: {} }), 422, 422, /topics is required/);
+    expectError(await h.call('POST', `${instance}/subscription`, { body: { topics: [] } }), 422, 422);
+    assert.deepEqual((await h.call('GET', `${instance}/subscription`)).body, { topics: ['good'] });
 
     // Concurrent fetches on one instance queue: each gets different records, none twice.
     await produce(

@@ -12,10 +12,61 @@ import {
   recordKey,
   visitBatch,
 } from '../../src/streams/log/codec.js';
+import { baseFromHost, isPlainHost } from '../../src/streams/http/host.js';
 import { negotiate } from '../../src/streams/http/media.js';
 import { StreamsError } from '../../src/streams/errors.js';
 import { EnvReader, SettingsError } from '../../src/core/settings/index.js';
 import { loadStreamsSettings } from '../../src/streams/settings.js';
+
+test('a Host header is a base_uri only when it is a plain host[:port]', () => {
+  for (const good of [
+    'localhost',
+    'streams.example.com',
+    'streams.example.com.',
+    'a-b.c:8082',
+    '10.0.0.1:0',
+    '[::1]',
+    '[2001:db8::1]:65535',
+  ]) {
+    assert.equal(isPlainHost(good), true, good);
+  }
+  for (const bad of [
+    '',
+    'evil.example/x?',
+    'evil.example?x',
+    'evil.example#x',
+    'user@evil.example',
+    'a:1@evil.example',
+    'evil.example\\x',
+    'evil.example\r\nX: 1',
+    'evil.example ',
+    'evil.example:',
+    'evil.example:65536',
+    'evil.example:1:2',
+    '-evil.example',
+    'evil-.example',
+    'evil..example',
+    '.evil.example',
+    'ev\u00e9l.example',
+    '[::1',
+    '[evil.example]',
+    `${'a'.repeat(64)}.example`,
+  ]) {
+    assert.equal(isPlainHost(bad), false, JSON.stringify(bad));
+  }
+  assert.equal(
+    baseFromHost('evil.example/x?', () => 'http://127.0.0.1:8082'),
+    'http://127.0.0.1:8082',
+  );
+  assert.equal(
+    baseFromHost(undefined, () => 'http://127.0.0.1:8082'),
+    'http://127.0.0.1:8082',
+  );
+  assert.equal(
+    baseFromHost('proxy.internal:80', () => 'unused'),
+    'http://proxy.internal:80',
+  );
+});
 
 test('record codec round-trips keys, headers, timestamps and the exact value text', () => {
   const cases = [
@@ -142,6 +193,9 @@ test('settings: defaults, and bad values name the variable', () => {
     [{ STREAMS_INSTANCE_TIMEOUT: 'soon' }, 'STREAMS_INSTANCE_TIMEOUT'],
     [{ STREAMS_PUBLIC_URL: 'ftp://x' }, 'STREAMS_PUBLIC_URL'],
     [{ STREAMS_PUBLIC_URL: 'not a url' }, 'STREAMS_PUBLIC_URL'],
+    [{ STREAMS_PUBLIC_URL: 'https://streams.example.com/?x=' }, 'STREAMS_PUBLIC_URL'],
+    [{ STREAMS_PUBLIC_URL: 'https://streams.example.com/#' }, 'STREAMS_PUBLIC_URL'],
+    [{ STREAMS_PUBLIC_URL: 'https://user@streams.example.com' }, 'STREAMS_PUBLIC_URL'],
   ];
   for (const [env, name] of bad) {
     assert.throws(

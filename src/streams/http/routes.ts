@@ -11,6 +11,7 @@ import type { AppendRecord, TopicInfo, TopicLog } from '../log/types.js';
 import type { StreamsSettings } from '../settings.js';
 import { optionalJson } from './body.js';
 import { handler } from './errors.js';
+import { baseFromHost } from './host.js';
 import { BODY_TYPES, PLAIN_JSON, STREAMS_JSON, negotiate } from './media.js';
 import { pushHandlers } from './push.js';
 import { renderRecords } from './render.js';
@@ -37,7 +38,6 @@ export interface StreamsDeps {
 const READ: RouteOptions = { scope: 'streams:read' };
 const WRITE: RouteOptions = { scope: 'streams:write' };
 const INSTANCE = '/streams/consumers/:group/instances/:instance';
-const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/;
 
 export function buildRouter(deps: StreamsDeps): Router {
   const { log, groups, settings } = deps;
@@ -172,7 +172,7 @@ export function buildRouter(deps: StreamsDeps): Router {
       const id = uuid();
       groups.create(group, config, id);
       await groups.flush();
-      const base = settings.publicUrl ?? baseFromRequest(req, deps.baseUrl);
+      const base = settings.publicUrl ?? baseFromHost(req.headers.host, deps.baseUrl);
       sendJson(res, type, {
         instance_id: id,
         base_uri: `${base}/streams/consumers/${encodeURIComponent(group)}/instances/${id}`,
@@ -337,10 +337,4 @@ function describe(log: TopicLog, topic: TopicInfo): unknown {
     created_at: new Date(topic.createdAt).toISOString(),
     partitions,
   };
-}
-
-/** `http://<Host>` when the Host header is a plain host[:port]; otherwise the listener's own URL. */
-function baseFromRequest(req: HttpRequest, fallback: () => string): string {
-  const host = req.headers.host;
-  return host && HOST.test(host) ? `http://${host}` : fallback();
 }

@@ -211,6 +211,12 @@ export function parseSubscription(body: unknown): string[] {
   for (const field of Object.keys(body))
     if (field !== 'topics') throw bad(`unknown field '${field}'; the body is {"topics":[...]}`);
   if (!Array.isArray(body.topics)) throw bad('topics is required and must be an array of topic names');
+  // The spec marks the list required; an empty one subscribes to nothing, which is almost always
+  // a client bug. Unsubscribing has its own call.
+  if (body.topics.length === 0)
+    throw bad(
+      "topics is required and must not be empty; to unsubscribe, DELETE the instance's /subscription",
+    );
   return body.topics.map((t: unknown) => checkName('topic', t, 422));
 }
 

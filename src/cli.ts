@@ -2,7 +2,7 @@
 // API key management.
 
 import { parseArgs } from 'node:util';
-import { openKeyStore } from './core/auth/index.js';
+import { openKeyStore, parseScopeList, ScopeError, SCOPES } from './core/auth/index.js';
 import { SERVICE_NAMES, type ServiceName } from './core/service.js';
 import { EnvReader, loadCoreSettings, SettingsError } from './core/settings/index.js';
 
@@ -19,7 +19,12 @@ Commands:
                         -dial_string host:port (default localhost:8081) -domain D
                         -descriptors k=v[,k2=v2] (repeatable) [-hits_addend N]
   keys create         create an API key; prints the token once
-                        [--tenant T] [--user U] [--name N] [--scopes s1,s2] (default scope: admin)
+                        [--tenant T] [--user U] [--name N] [--scopes s1,s2]
+                        without --scopes the key is an admin key; an empty or
+                        unknown scope is refused. Scopes:
+${Object.entries(SCOPES)
+  .map(([name, grants]) => `                          ${name.padEnd(17)} ${grants}`)
+  .join('\n')}
   keys list           list keys (never their secrets)
   keys revoke <id>    revoke a key
 
@@ -77,18 +82,23 @@ async function keysCommand(args: string[]): Promise<number> {
           scopes: { type: 'string' },
         },
       });
+      // Only a missing --scopes means admin; `--scopes ""` or `--scopes ,` is a mistake, and
+      // must never widen to the strongest key.
+      let scopes: string[] | undefined;
+      try {
+        scopes = values.scopes === undefined ? undefined : parseScopeList(values.scopes);
+      } catch (error) {
+        if (!(error instanceof ScopeError)) throw error;
+        process.stderr.write(
+          `sluice keys create: --scopes: ${error.message} (omit --scopes for an admin key); no key created\n`,
+        );
+        return 2;
+      }
       const created = await store.create({
         ...(values.tenant ? { tenant: values.tenant } : {}),
         ...(values.user ? { user: values.user } : {}),
         ...(values.name ? { name: values.name } : {}),
-        ...(values.scopes
-          ? {
-              scopes: values.scopes
-                .split(',')
-                .map((s) => s.trim())
-                .filter(Boolean),
-            }
-          : {}),
+        ...(scopes ? { scopes } : {}),
       });
       process.stdout.write(`${JSON.stringify(created.record)}\ntoken (shown once): ${created.token}\n`);
       return 0;
@@ -123,7 +133,7 @@ try {
   if (error instanceof SettingsError || (error as Error).name === 'SettingsError') {
     process.stderr.write(`sluice: ${(error as Error).message}\n`);
     process.exitCode = 2;
-  } else if ((error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+  } else if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS_')) {
     process.stderr.write(`sluice: ${(error as Error).message}\n`);
     process.exitCode = 2;
   } else {

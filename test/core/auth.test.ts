@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { hasScope, openKeyStore } from '../../src/core/auth/index.js';
+import { hasScope, openKeyStore, ScopeError } from '../../src/core/auth/index.js';
 
 describe('API keys', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-auth-'));
@@ -67,6 +67,60 @@ describe('API keys', () => {
     assert.ok(hasScope(p(['automation']), 'automation:write'));
     assert.ok(!hasScope(p(['automation:read']), 'automation:write'));
     assert.ok(!hasScope(p(['auto']), 'automation:read'));
+  });
+
+  it('refuses an empty or unknown scope list instead of creating an admin key', async () => {
+    const store = openKeyStore(mkdtempSync(join(dir, 'scopes-')));
+    try {
+      await assert.rejects(store.create({ name: 'none', scopes: [] }), ScopeError);
+      await assert.rejects(
+        store.create({ name: 'typo', scopes: ['streams:raed'] }),
+        /unknown scope "streams:raed"/,
+      );
+      assert.equal(store.list().length, 0);
+      const both = await store.create({ scopes: ['streams:read', 'automation', 'streams:read'] });
+      assert.deepEqual(both.record.scopes, ['streams:read', 'automation']);
+      assert.deepEqual((await store.create({})).record.scopes, ['admin']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('sluice keys create refuses --scopes that is empty, only commas or unknown, and creates nothing', () => {
+    const cliDir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'keys', ...args], {
+        env: { ...process.env, SLUICE_DATA_DIR: cliDir },
+        encoding: 'utf8',
+      });
+    try {
+      for (const [scopes, message] of [
+        ['', /--scopes: the scope list is empty; give at least one of: admin, streams/],
+        [',', /the scope list is empty/],
+        [' , ,', /the scope list is empty/],
+        ['bogus', /unknown scope "bogus"; known scopes: admin, streams, streams:read/],
+        ['streams:read,root', /unknown scope "root"/],
+      ] as const) {
+        const refused = run('create', '--name', 'x', `--scopes=${scopes}`);
+        assert.equal(refused.status, 2, `exit status for --scopes=${JSON.stringify(scopes)}`);
+        assert.match(refused.stderr, message);
+        assert.match(refused.stderr, /no key created/);
+        assert.equal(refused.stdout, '');
+      }
+      const missingValue = run('create', '--scopes');
+      assert.equal(missingValue.status, 2);
+      assert.match(missingValue.stderr, /--scopes/);
+      assert.equal(run('list').stdout, '', 'no key was created by any refused call');
+
+      const listed = run('create', '--scopes', 'streams:read, automation');
+      assert.equal(listed.status, 0, listed.stderr);
+      assert.deepEqual(JSON.parse(listed.stdout.split('\n')[0]!).scopes, ['streams:read', 'automation']);
+      const admin = run('create');
+      assert.equal(admin.status, 0, admin.stderr);
+      assert.deepEqual(JSON.parse(admin.stdout.split('\n')[0]!).scopes, ['admin']);
+    } finally {
+      rmSync(cliDir, { recursive: true, force: true });
+    }
   });
 
   it('sluice keys create | list | revoke through the CLI', () => {

@@ -1,4 +1,5 @@
 export { KeyStore, staticAuthenticator, type CreatedKey, type KeyRecord } from './key-store.js';
+export { checkScopes, parseScopeList, ScopeError, SCOPES } from './scopes.js';
 export { hasScope, type Authenticator, type Principal } from './types.js';
 import { KeyStore as Store } from './key-store.js';
 /** Opens (creating when needed) the key store under `<dataDir>/auth`. */

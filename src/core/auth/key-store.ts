@@ -6,6 +6,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { checkScopes } from './scopes.js';
 import type { Authenticator, Principal } from './types.js';
 
 export interface KeyRecord {
@@ -84,12 +85,14 @@ export class KeyStore implements Authenticator {
     };
   }
 
+  /** No `scopes` means an admin key; a given list must be non-empty and known (ScopeError). */
   async create(input: {
     tenant?: string;
     user?: string;
     name?: string;
     scopes?: string[];
   }): Promise<CreatedKey> {
+    const scopes = input.scopes === undefined ? ['admin'] : checkScopes(input.scopes);
     const id = alnumId(12);
     const secret = randomBytes(32).toString('base64url');
     const record: KeyRecord = {
@@ -97,7 +100,7 @@ export class KeyStore implements Authenticator {
       tenant: input.tenant ?? 'default',
       user: input.user ?? 'admin',
       name: input.name ?? 'unnamed',
-      scopes: input.scopes && input.scopes.length > 0 ? input.scopes : ['admin'],
+      scopes,
       hash: sha256(secret).toString('hex'),
       createdAt: new Date().toISOString(),
     };

@@ -10,6 +10,9 @@ import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { strToU8, unzipSync, zipSync } from 'fflate';
 import type { KeyStore } from '../../src/core/auth/index.js';
+import { sampleRank } from '../../src/automation/runs/ids.js';
+import { emptyUsage } from '../../src/automation/runs/types.js';
+import { syntheticRun } from '../../loadtest/scenarios/automation-support/fill.js';
 import { startHarness, type Harness } from './harness.js';
 
 const AUTOMATION = 'workflows.text-report';
@@ -171,7 +174,8 @@ const PLACEHOLDER = /\{(fileId|exampleId|runId|experimentId)\}/;
 const absent = (id: string) => id.slice(0, -4) + (id.endsWith('zzzz') ? 'yyyy' : 'zzzz');
 
 before(async () => {
-  h = await startHarness();
+  // A small scan limit, so the listing test below can hold more of A's runs than one scan reads.
+  h = await startHarness({ AUTOMATION_LIST_SCAN_LIMIT: '100' });
   const keys = h.ctx.ctx.auth as KeyStore;
   // Both keys hold every scope, so a refusal can only come from the tenant boundary.
   const ka = await keys.create({ tenant: 'tenant-a', user: 'alice', name: 'a', scopes: ['admin'] });
@@ -467,5 +471,42 @@ describe('tenant isolation', () => {
     assert.ok((page.runs as { id: string }[]).some((r) => r.id === bRunId));
     const mineA = await ok(call(a, 'GET', '/runs?since_last_closed=true&limit=100'));
     assert.deepEqual(mineA.runs, [], "A's runs all predate A's closed review");
+  });
+
+  it("B's run listing reads only B's runs, and its cursor never points at one of A's", async () => {
+    // 150 runs of A, newer than B's, written through the service's own run store: more than
+    // one listing scan reads, and the first a newest-first scan over every tenant would meet.
+    const store = h.service.core.runs.store;
+    const start = Date.now();
+    const mine = new Set<string>();
+    for (let i = 0; i < 150; i++) {
+      const run = syntheticRun(i, start);
+      mine.add(run.id);
+      await store.create(
+        { ...run, tenant: a.tenant, sampleRank: sampleRank(a.tenant, run.id) },
+        {
+          input: { args: {}, files: [], metadata: {} },
+          overrides: {},
+          steps: [],
+          trace: [],
+          usage: emptyUsage(),
+          manifest: {},
+        },
+        [],
+      );
+    }
+    const page = await ok(call(b, 'GET', '/runs?limit=10'));
+    const listed = (page.runs as { id: string }[]).map((r) => r.id);
+    assert.ok(listed.includes(bRunId), "B's newest run is on B's first page");
+    assert.ok(listed.every((id) => !mine.has(id) && !ids.runIds.includes(id)));
+    if (page.nextCursor !== null) {
+      const [, id] = JSON.parse(Buffer.from(page.nextCursor as string, 'base64url').toString()) as [
+        number,
+        string,
+      ];
+      assert.ok(!mine.has(id) && !ids.runIds.includes(id), `the cursor names A's run ${id}`);
+    }
+    const all = await ok(call(a, 'GET', '/runs?limit=10'));
+    assert.equal(all.runs.length, 10, "A's own listing still reads A's runs");
   });
 });

@@ -60,6 +60,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
   function listQuery(req: HttpRequest, tenant: string, tenantSources: (s: string) => string): RunListQuery {
     const p = parseQuery<RunListParams>(S.RunListQuery, req.query);
     const q: RunListQuery = {
+      tenant,
       limit: Math.min(Number(p['limit'] ?? settings.listDefaultLimit), settings.listMaxLimit),
       sort: p['sort'] === 'completed_at' || p['sort'] === 'completedAt' ? 'completedAt' : 'createdAt',
       order: p['order'] === 'asc' ? 'asc' : 'desc',
@@ -211,7 +212,6 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
             return s;
           }
         });
-        q.tenant = tenant;
         let page;
         try {
           page = deps.listRuns(q);

@@ -561,10 +561,10 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
         if (p.experiments === false) lq.experiments = false;
         const runs: RunRecord[] = [];
         for (const { key } of q.db.runIndex.getRange({
-          start: ['source', a.id, from],
-          end: ['source', a.id, to + 1],
+          start: ['source', a.id, lq.tenant, from],
+          end: ['source', a.id, lq.tenant, to + 1],
         })) {
-          const run = q.runs.get(String(key[3]));
+          const run = q.runs.get(String(key[4]));
           if (run && matches(run, lq)) runs.push(run);
         }
         res.json(

@@ -2,8 +2,9 @@
 // route of the service's own OpenAPI document is called as tenant B with A's identifiers in its
 // path (and, where a body names a resource, in its body). A route whose path names one of A's
 // resources must answer 404 with the JSON error body; any other route must answer without a
-// trace of A's data and exactly as it answers for identifiers that exist nowhere. After each
-// call A's resources, read back as A, must be unchanged. The list of routes comes from the
+// trace of A's data and, when its body names A's resources, exactly as it answers for
+// identifiers that exist nowhere. After each call A's resources, read back as A, must be
+// unchanged. The list of routes comes from the
 // document, so a new route is covered (or fails for want of a parameter value or a body here)
 // without anyone remembering to add it.
 import * as assert from 'node:assert/strict';

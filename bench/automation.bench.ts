@@ -35,8 +35,11 @@ function listSuite(): BenchSuite {
       db = openAutomationDb(join(dir, 'meta.lmdb'));
       store = new RunStore(db);
       midCursor =
-        listRuns(store, { limit: Math.floor(RUNS / 2), sort: 'createdAt', order: 'desc' }, RUNS).nextCursor ??
-        '';
+        listRuns(
+          store,
+          { limit: Math.floor(RUNS / 2), sort: 'createdAt', order: 'desc', tenant: 'default' },
+          RUNS,
+        ).nextCursor ?? '';
     },
     teardown: async () => {
       await db.close();
@@ -46,12 +49,12 @@ function listSuite(): BenchSuite {
       'raw LMDB range, 50 entries + records': () => {
         let n = 0;
         for (const { key } of db.runIndex.getRange({
-          start: ['all', '', Number.MAX_SAFE_INTEGER, '\uffff'],
-          end: ['all', '', 0, ''],
+          start: ['all', '', 'default', Number.MAX_SAFE_INTEGER, '\uffff'],
+          end: ['all', '', 'default', 0, ''],
           reverse: true,
           limit: 50,
         })) {
-          if (db.runs.get(String(key[3]))) n++;
+          if (db.runs.get(String(key[4]))) n++;
         }
         return n;
       },
@@ -61,7 +64,11 @@ function listSuite(): BenchSuite {
       'page, batch_id (index)': page({ batchIds: ['batch-50'] }),
       'page, sample_rate=0.1': page({ sampleRate: 0.1 }),
       'page, cursor at the middle': () =>
-        listRuns(store, { limit: 50, sort: 'createdAt', order: 'desc', cursor: midCursor }, 20_000),
+        listRuns(
+          store,
+          { limit: 50, sort: 'createdAt', order: 'desc', tenant: 'default', cursor: midCursor },
+          20_000,
+        ),
       'page, sort=completed_at asc': page({ sort: 'completedAt', order: 'asc' }),
     },
   };

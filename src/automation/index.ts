@@ -28,6 +28,7 @@ import { RunService } from './runs/service.js';
 import { RunStore } from './runs/store.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
 import { qualityContributor } from './quality.js';
+import { lastClosedKey } from './reviews/store.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
 export type { ScoreStore, EvalResult } from './runs/scores.js';
@@ -129,7 +130,7 @@ export async function startAutomation(
       auth: ctx.auth,
       tmpDir: join(settings.dataDir, 'tmp'),
       listRuns: (q) => listRuns(store, q, settings.listScanLimit, runs.overlay),
-      lastReviewClosedAt: () => db.meta.get('last-review-closed-at') as number | undefined,
+      lastReviewClosedAt: (tenant) => db.meta.get(lastClosedKey(tenant)) as number | undefined,
       onClose: (fn) => closers.push(fn),
     };
 

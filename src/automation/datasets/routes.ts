@@ -83,8 +83,11 @@ export async function sendFile(res: HttpResponse, path: string, contentType: str
 
 export function datasetRoutes(q: QualityContext): ApiRoute[] {
   const { examples, registry, settings } = q;
+  // Automations are the operator's shared catalogue; examples are the caller's tenant's own.
   const automation = (req: HttpRequest) => registry.find((req.params['id'] ?? '').split('@')[0]!);
-  const example = (req: HttpRequest) => examples.find(automation(req).id, req.params['exampleId'] ?? '');
+  const tenant = (req: HttpRequest) => principalOf(req).tenant;
+  const example = (req: HttpRequest) =>
+    examples.find(tenant(req), automation(req).id, req.params['exampleId'] ?? '');
   const tag = 'datasets';
 
   const folderRoutes = (folder: ExampleFolder): ApiRoute[] => {
@@ -130,7 +133,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
               if (added[path]) throw invalid(`files.${path}`, `two files named ${path}`);
               added[path] = { sha256: f.stored.sha256, size: f.stored.size, contentType: f.contentType };
             }
-            await examples.update(ex.automationId, ex.id, (cur) => ({
+            await examples.update(ex.tenant, ex.automationId, ex.id, (cur) => ({
               ...cur,
               files: { ...cur.files, [folder]: { ...cur.files[folder], ...added } },
               updatedAt: new Date().toISOString(),
@@ -176,7 +179,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
             throw invalid('name', 'a rename keeps the parent folder: give a file name without slashes');
           const parent = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
           const target = cleanPath(parent + name, 'name');
-          await examples.update(ex.automationId, ex.id, (cur) => {
+          await examples.update(ex.tenant, ex.automationId, ex.id, (cur) => {
             const files = { ...cur.files[folder] };
             const ref = examples.fileRef(cur, folder, path);
             if (target !== path && files[target])
@@ -200,7 +203,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         async handle(req, res) {
           const ex = example(req);
           const path = filePath(req);
-          await examples.update(ex.automationId, ex.id, (cur) => {
+          await examples.update(ex.tenant, ex.automationId, ex.id, (cur) => {
             const files = { ...cur.files[folder] };
             examples.fileRef(cur, folder, path);
             delete files[path];
@@ -235,7 +238,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         );
         const limit = p.limit ?? 50;
         const offset = p.offset ?? 0;
-        const all = examples.list(a.id);
+        const all = examples.list(tenant(req), a.id);
         res.json({
           data: all.slice(offset, offset + limit).map(exampleView),
           total: all.length,
@@ -257,13 +260,14 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         const body = validateBody<Mutation>(ExampleMutation, await req.json(['application/json']));
         checkRefs(body);
         const id = body.id ?? newExampleId();
-        if (examples.get(a.id, id))
+        if (examples.get(tenant(req), a.id, id))
           throw new ServiceError(409, 'conflict', `example ${id} already exists`, [
             { field: 'id', message: `example ${id} already exists`, code: 'conflict' },
           ]);
         const now = new Date().toISOString();
         const record: ExampleRecord = {
           id,
+          tenant: tenant(req),
           automationId: a.id,
           automationType: a.type,
           name: body.name ?? id,
@@ -271,7 +275,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
           expected: body.expected ?? null,
           metadata: body.metadata ?? null,
           annotation: body.annotation ?? null,
-          rowOrder: body.rowOrder ?? examples.nextRowOrder(a.id),
+          rowOrder: body.rowOrder ?? examples.nextRowOrder(tenant(req), a.id),
           overrides: body.overrides ?? null,
           latestRunId: null,
           createdAt: now,
@@ -311,7 +315,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         const body = validateBody<Mutation>(ExampleMutation, raw);
         if (body.id !== undefined && body.id !== ex.id) throw invalid('id', 'an example id cannot change');
         checkRefs(body);
-        const next = await examples.update(ex.automationId, ex.id, (cur) => {
+        const next = await examples.update(ex.tenant, ex.automationId, ex.id, (cur) => {
           const out: ExampleRecord = { ...cur, updatedAt: new Date().toISOString() };
           if (body.name !== undefined) out.name = body.name;
           if (body.input !== undefined) out.input = body.input;
@@ -334,7 +338,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       responses: { 200: Json('the deleted DatasetExample') },
       async handle(req, res) {
         const ex = example(req);
-        res.json(exampleView(await examples.delete(ex.automationId, ex.id)));
+        res.json(exampleView(await examples.delete(ex.tenant, ex.automationId, ex.id)));
       },
     },
     {
@@ -349,7 +353,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         const p = principalOf(req);
         const run = await startExampleRun(q.runs, q.blobs, ex, { principal: p, trigger: 'api' });
         await examples
-          .update(ex.automationId, ex.id, (cur) => ({ ...cur, latestRunId: run.id }))
+          .update(ex.tenant, ex.automationId, ex.id, (cur) => ({ ...cur, latestRunId: run.id }))
           .catch(() => {});
         q.scoreWhenDone(run.id, ex);
         res.json(
@@ -381,7 +385,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
           ?.split(',')
           .map((s) => s.trim())
           .filter(Boolean);
-        let list = examples.list(a.id);
+        let list = examples.list(tenant(req), a.id);
         if (ids && ids.length > 0) {
           const missing = ids.filter((id) => !list.some((e) => e.id === id));
           if (missing.length > 0)
@@ -459,7 +463,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         // Blobs first (content-addressed, harmless if the transaction below never happens).
         const staged: string[] = [];
         try {
-          let order = mode === 'replace' ? 0 : examples.nextRowOrder(a.id);
+          let order = mode === 'replace' ? 0 : examples.nextRowOrder(tenant(req), a.id);
           const records: ExampleRecord[] = [];
           for (const { example: ex, files } of parsed) {
             const refs: Record<ExampleFolder, Record<string, ExampleFileRef>> = { input: {}, expected: {} };
@@ -477,6 +481,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
               }
             records.push({
               id: ex.id,
+              tenant: tenant(req),
               automationId: a.id,
               automationType: a.type,
               name: ex.name,
@@ -492,7 +497,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
               files: refs,
             });
           }
-          const result = await examples.apply(a.id, mode, records);
+          const result = await examples.apply(tenant(req), a.id, mode, records);
           const expectedSet = result.created.filter(
             (r) => r.expected !== null || Object.keys(r.files.expected).length > 0,
           ).length;

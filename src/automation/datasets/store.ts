@@ -1,4 +1,5 @@
-// Dataset examples in LMDB (named database `examples`, key [automationId, exampleId]). File
+// Dataset examples in LMDB (named database `examples`, key [tenant, automationId, exampleId]):
+// every read names the caller's tenant, so another tenant's example is simply absent. File
 // bytes live in the shared content-addressed blob store; each reference from an example holds
 // one count in `blobRefs`, so a blob is removed only when nothing (file, example) uses it.
 
@@ -12,37 +13,39 @@ import type { ExampleFileRef, ExampleFolder, ExampleRecord } from './types.js';
 export const newExampleId = () => `ex_${randomBytes(9).toString('hex')}`;
 
 export class ExampleStore {
-  readonly table: Database<ExampleRecord, [string, string]>;
+  readonly table: Database<ExampleRecord, [string, string, string]>;
 
   constructor(
     readonly db: AutomationDb,
     readonly blobs: BlobStore,
   ) {
-    this.table = db.root.openDB<ExampleRecord, [string, string]>({ name: 'examples' });
+    this.table = db.root.openDB<ExampleRecord, [string, string, string]>({ name: 'examples' });
   }
 
-  /** Examples of an automation in dataset order (rowOrder, then id). */
-  list(automationId: string): ExampleRecord[] {
+  private range(tenant: string, automationId: string) {
+    return this.table.getRange({ start: [tenant, automationId, ''], end: [tenant, automationId, '\uffff'] });
+  }
+
+  /** A tenant's examples of an automation in dataset order (rowOrder, then id). */
+  list(tenant: string, automationId: string): ExampleRecord[] {
     const out: ExampleRecord[] = [];
-    for (const { value } of this.table.getRange({ start: [automationId, ''], end: [automationId, '\uffff'] }))
-      out.push(value);
+    for (const { value } of this.range(tenant, automationId)) out.push(value);
     return out.sort((a, b) => a.rowOrder - b.rowOrder || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  get(automationId: string, id: string): ExampleRecord | undefined {
-    return this.table.get([automationId, id]);
+  get(tenant: string, automationId: string, id: string): ExampleRecord | undefined {
+    return this.table.get([tenant, automationId, id]);
   }
 
-  find(automationId: string, id: string): ExampleRecord {
-    const e = this.get(automationId, id);
+  find(tenant: string, automationId: string, id: string): ExampleRecord {
+    const e = this.get(tenant, automationId, id);
     if (!e) throw notFound(`example ${JSON.stringify(id)}`, 'exampleId');
     return e;
   }
 
-  nextRowOrder(automationId: string): number {
+  nextRowOrder(tenant: string, automationId: string): number {
     let max = -1;
-    for (const { value } of this.table.getRange({ start: [automationId, ''], end: [automationId, '\uffff'] }))
-      max = Math.max(max, value.rowOrder);
+    for (const { value } of this.range(tenant, automationId)) max = Math.max(max, value.rowOrder);
     return max + 1;
   }
 
@@ -75,15 +78,17 @@ export class ExampleStore {
   async put(record: ExampleRecord): Promise<void> {
     const dropped: string[] = [];
     await this.db.root.transaction(() => {
-      const before = this.table.get([record.automationId, record.id]);
+      const key: [string, string, string] = [record.tenant, record.automationId, record.id];
+      const before = this.table.get(key);
       this.adjustRefs(before, record, dropped);
-      this.table.putSync([record.automationId, record.id], record);
+      this.table.putSync(key, record);
     });
     await this.collect(dropped);
   }
 
   /** Read-modify-write in one transaction; `change` returns the new record or throws. */
   async update(
+    tenant: string,
     automationId: string,
     id: string,
     change: (current: ExampleRecord) => ExampleRecord,
@@ -92,7 +97,7 @@ export class ExampleStore {
     let next: ExampleRecord | undefined;
     let error: unknown;
     await this.db.root.transaction(() => {
-      const current = this.table.get([automationId, id]);
+      const current = this.table.get([tenant, automationId, id]);
       if (!current) {
         error = notFound(`example ${JSON.stringify(id)}`, 'exampleId');
         return;
@@ -104,21 +109,21 @@ export class ExampleStore {
         return;
       }
       this.adjustRefs(current, next, dropped);
-      this.table.putSync([automationId, id], next);
+      this.table.putSync([tenant, automationId, id], next);
     });
     if (error !== undefined) throw error instanceof Error ? error : new Error('example update failed');
     await this.collect(dropped);
     return next!;
   }
 
-  async delete(automationId: string, id: string): Promise<ExampleRecord> {
+  async delete(tenant: string, automationId: string, id: string): Promise<ExampleRecord> {
     const dropped: string[] = [];
     let removed: ExampleRecord | undefined;
     await this.db.root.transaction(() => {
-      removed = this.table.get([automationId, id]);
+      removed = this.table.get([tenant, automationId, id]);
       if (!removed) return;
       this.adjustRefs(removed, undefined, dropped);
-      this.table.removeSync([automationId, id]);
+      this.table.removeSync([tenant, automationId, id]);
     });
     if (!removed) throw notFound(`example ${JSON.stringify(id)}`, 'exampleId');
     await this.collect(dropped);
@@ -126,10 +131,11 @@ export class ExampleStore {
   }
 
   /**
-   * Applies an import in one transaction. `replace` drops every example of the automation
-   * first; `append` adds only records whose id is free (the caller reports the others).
+   * Applies an import in one transaction. `replace` drops every example the tenant has of the
+   * automation first; `append` adds only records whose id is free (the caller reports the others).
    */
   async apply(
+    tenant: string,
     automationId: string,
     mode: 'append' | 'replace',
     records: readonly ExampleRecord[],
@@ -141,10 +147,7 @@ export class ExampleStore {
     let filesDeleted = 0;
     await this.db.root.transaction(() => {
       if (mode === 'replace') {
-        for (const { key, value } of this.table.getRange({
-          start: [automationId, ''],
-          end: [automationId, '\uffff'],
-        })) {
+        for (const { key, value } of this.range(tenant, automationId)) {
           this.adjustRefs(value, undefined, dropped);
           filesDeleted += Object.keys(value.files.input).length + Object.keys(value.files.expected).length;
           this.table.removeSync(key);
@@ -152,12 +155,12 @@ export class ExampleStore {
         }
       }
       for (const r of records) {
-        if (mode === 'append' && this.table.get([automationId, r.id]) !== undefined) {
+        if (mode === 'append' && this.table.get([tenant, automationId, r.id]) !== undefined) {
           skipped.push(r);
           continue;
         }
         this.adjustRefs(undefined, r, dropped);
-        this.table.putSync([automationId, r.id], r);
+        this.table.putSync([tenant, automationId, r.id], r);
         created.push(r);
       }
     });

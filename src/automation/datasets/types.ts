@@ -12,6 +12,8 @@ export interface ExampleFileRef {
 
 export interface ExampleRecord {
   id: string;
+  /** The tenant of the key that created it; only that tenant's keys see it. */
+  tenant: string;
   automationId: string;
   automationType: AutomationType;
   name: string;

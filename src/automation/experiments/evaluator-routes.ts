@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { HttpRequest } from '../../core/http/index.js';
 import { invalid } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
+import { principalOf } from '../http/principal.js';
 import type { QualityContext } from '../quality.js';
 import type { EvaluatorConfig } from '../evals/index.js';
 
@@ -44,9 +45,15 @@ export function evaluatorRoutes(q: QualityContext): ApiRoute[] {
       responses: { 200: { description: 'EvaluatorConfigResponse', schema: Open } },
       handle(req, res) {
         const a = automation(req);
-        const stored = q.evaluators.get(a.id);
+        const tenant = principalOf(req).tenant;
+        const stored = q.evaluators.get(tenant, a.id);
         res.json(
-          configView(a.id, stored?.yaml ?? null, q.evaluators.config(a.id), stored?.updatedAt ?? null),
+          configView(
+            a.id,
+            stored?.yaml ?? null,
+            q.evaluators.config(tenant, a.id),
+            stored?.updatedAt ?? null,
+          ),
         );
       },
     },
@@ -73,7 +80,7 @@ export function evaluatorRoutes(q: QualityContext): ApiRoute[] {
         }
         if (typeof text !== 'string')
           throw invalid('yaml', 'send {"yaml": "<evaluator YAML>"} or the YAML as text/yaml');
-        const { stored, config } = await q.evaluators.put(a.id, text);
+        const { stored, config } = await q.evaluators.put(principalOf(req).tenant, a.id, text);
         res.json(configView(a.id, stored.yaml, config, stored.updatedAt));
       },
     },

@@ -1,5 +1,7 @@
-// An automation's evaluator configuration: the YAML text as given (so GET returns exactly what
-// was PUT) and its parsed form, validated with the evaluators library before it is stored.
+// A tenant's evaluator configuration of an automation (named database `evaluator-configs`, key
+// [tenant, automationId]): the YAML text as given (so GET returns exactly what was PUT) and its
+// parsed form, validated with the evaluators library before it is stored. The configuration
+// holds the tenant's own patterns, scripts and judge prompts, so each tenant has its own.
 
 import type { Database } from 'lmdb';
 import type { AutomationDb } from '../db.js';
@@ -7,6 +9,7 @@ import { ServiceError, type Issue } from '../errors.js';
 import { parseEvaluatorConfig, type EvaluatorConfig } from '../evals/index.js';
 
 export interface StoredEvaluatorConfig {
+  tenant: string;
   automationId: string;
   yaml: string;
   updatedAt: string;
@@ -32,29 +35,32 @@ export function configIssues(yamlText: string): { config?: EvaluatorConfig; issu
 }
 
 export class EvaluatorStore {
-  private readonly table: Database<StoredEvaluatorConfig, string>;
+  private readonly table: Database<StoredEvaluatorConfig, [string, string]>;
+  /** Parsed configs by JSON of [tenant, automationId]. */
   private readonly cache = new Map<string, { yaml: string; config: EvaluatorConfig }>();
 
   constructor(db: AutomationDb) {
-    this.table = db.root.openDB<StoredEvaluatorConfig, string>({ name: 'evaluator-configs' });
+    this.table = db.root.openDB<StoredEvaluatorConfig, [string, string]>({ name: 'evaluator-configs' });
   }
 
-  get(automationId: string): StoredEvaluatorConfig | undefined {
-    return this.table.get(automationId);
+  get(tenant: string, automationId: string): StoredEvaluatorConfig | undefined {
+    return this.table.get([tenant, automationId]);
   }
 
-  /** The parsed config, or undefined when the automation has none. */
-  config(automationId: string): EvaluatorConfig | undefined {
-    const stored = this.get(automationId);
+  /** The parsed config, or undefined when the tenant has none for the automation. */
+  config(tenant: string, automationId: string): EvaluatorConfig | undefined {
+    const stored = this.get(tenant, automationId);
     if (!stored) return undefined;
-    const hit = this.cache.get(automationId);
+    const cacheKey = JSON.stringify([tenant, automationId]);
+    const hit = this.cache.get(cacheKey);
     if (hit && hit.yaml === stored.yaml) return hit.config;
     const { config } = configIssues(stored.yaml);
-    if (config) this.cache.set(automationId, { yaml: stored.yaml, config });
+    if (config) this.cache.set(cacheKey, { yaml: stored.yaml, config });
     return config;
   }
 
   async put(
+    tenant: string,
     automationId: string,
     yamlText: string,
   ): Promise<{ stored: StoredEvaluatorConfig; config: EvaluatorConfig }> {
@@ -66,9 +72,9 @@ export class EvaluatorStore {
         `invalid evaluator configuration: ${issues[0]?.field}: ${issues[0]?.message}`,
         issues,
       );
-    const stored = { automationId, yaml: yamlText, updatedAt: new Date().toISOString() };
-    await this.table.put(automationId, stored);
-    this.cache.set(automationId, { yaml: yamlText, config });
+    const stored = { tenant, automationId, yaml: yamlText, updatedAt: new Date().toISOString() };
+    await this.table.put([tenant, automationId], stored);
+    this.cache.set(JSON.stringify([tenant, automationId]), { yaml: yamlText, config });
     return { stored, config };
   }
 }

@@ -49,13 +49,15 @@ export class ExperimentRunner {
     return left.length;
   }
 
-  /** Newest first, live state for running experiments. */
-  list(automationId: string): ExperimentRecord[] {
-    return this.deps.store.list(automationId).map((e) => this.active.get(e.id)?.record ?? e);
+  /** The tenant's experiments of an automation, newest first, live state for running ones. */
+  list(tenant: string, automationId: string): ExperimentRecord[] {
+    return this.deps.store.list(tenant, automationId).map((e) => this.active.get(e.id)?.record ?? e);
   }
 
-  get(id: string): ExperimentRecord | undefined {
-    return this.active.get(id)?.record ?? this.deps.store.get(id);
+  get(tenant: string, id: string): ExperimentRecord | undefined {
+    const live = this.active.get(id)?.record;
+    if (live) return live.tenant === tenant ? live : undefined;
+    return this.deps.store.get(tenant, id);
   }
 
   /**
@@ -214,7 +216,10 @@ export class ExperimentRunner {
         for (const l of a.listeners) l(event);
         await this.save(a);
         await this.deps.examples
-          .update(example.automationId, example.id, (cur) => ({ ...cur, latestRunId: run.id }))
+          .update(example.tenant, example.automationId, example.id, (cur) => ({
+            ...cur,
+            latestRunId: run.id,
+          }))
           .catch(() => {});
       }
       if (isFirst) started();
@@ -235,9 +240,9 @@ export class ExperimentRunner {
   }
 
   /** Stops new starts and cancels runs in flight; resolves once they are terminal. */
-  async cancel(id: string): Promise<ExperimentRecord | undefined> {
+  async cancel(tenant: string, id: string): Promise<ExperimentRecord | undefined> {
     const a = this.active.get(id);
-    if (!a) return this.deps.store.get(id);
+    if (!a || a.record.tenant !== tenant) return this.deps.store.get(tenant, id);
     if (!a.cancelled) {
       a.cancelled = true;
       a.record = { ...a.record, cancelRequestedAt: Date.now() };
@@ -250,12 +255,12 @@ export class ExperimentRunner {
       }),
     );
     await a.done;
-    return this.deps.store.get(id);
+    return this.deps.store.get(tenant, id);
   }
 
   /** On shutdown, experiments stop like a cancel, so no lane waits on a run that will never end. */
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.all([...this.active.keys()].map((id) => this.cancel(id)));
+    await Promise.all([...this.active.values()].map((a) => this.cancel(a.record.tenant, a.record.id)));
   }
 }

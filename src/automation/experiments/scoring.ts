@@ -52,9 +52,12 @@ export class RunScorer {
     };
   }
 
-  /** Scores and records; undefined when the automation has no evaluators or the run did not complete. */
+  /**
+   * Scores with the evaluators of the run's tenant and records; undefined when that tenant has
+   * none for the automation or the run did not complete.
+   */
   async score(run: RunRecord, example: ExampleRecord | undefined): Promise<RunScoreSummary | undefined> {
-    const config = this.deps.evaluators.config(run.automationId);
+    const config = this.deps.evaluators.config(run.tenant, run.automationId);
     if (!config || run.status !== 'completed') return undefined;
     const detail = this.deps.runs.getDetail(run.id);
     const score = await scoreRun({

@@ -21,8 +21,8 @@ export interface ApiDeps {
   auth: Authenticator;
   tmpDir: string;
   listRuns(q: RunListQuery): RunListPage;
-  /** Time of the latest closed review (the review side keeps it); undefined when none. */
-  lastReviewClosedAt(): number | undefined;
+  /** Time of the tenant's latest closed review (the review side keeps it); undefined when none. */
+  lastReviewClosedAt(tenant: string): number | undefined;
   /** Registers work to do when the service closes (after the HTTP server, before the run pool). */
   onClose?(fn: () => Promise<void>): void;
 }

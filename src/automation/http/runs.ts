@@ -57,9 +57,10 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
   const minOf = (...v: (number | undefined)[]) =>
     v.some((x) => x !== undefined) ? Math.min(...v.filter((x): x is number => x !== undefined)) : undefined;
 
-  function listQuery(req: HttpRequest, tenantSources: (s: string) => string): RunListQuery {
+  function listQuery(req: HttpRequest, tenant: string, tenantSources: (s: string) => string): RunListQuery {
     const p = parseQuery<RunListParams>(S.RunListQuery, req.query);
     const q: RunListQuery = {
+      tenant,
       limit: Math.min(Number(p['limit'] ?? settings.listDefaultLimit), settings.listMaxLimit),
       sort: p['sort'] === 'completed_at' || p['sort'] === 'completedAt' ? 'completedAt' : 'createdAt',
       order: p['order'] === 'asc' ? 'asc' : 'desc',
@@ -116,7 +117,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     const rcl = pair('review_closed_after', 'review_closed_before');
     if (rcl) q.reviewClosed = rcl;
     if (p['since_last_closed'] === true) {
-      const last = deps.lastReviewClosedAt();
+      const last = deps.lastReviewClosedAt(tenant);
       if (last !== undefined) q.createdAfterExclusive = last;
     }
     if (typeof p['sample_rate'] === 'number') q.sampleRate = p['sample_rate'];
@@ -202,7 +203,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
       responses: { 200: { description: 'a page of runs', schema: S.RunsListResponse } },
       handle(req, res) {
         const tenant = principalOf(req).tenant;
-        const q = listQuery(req, (s) => {
+        const q = listQuery(req, tenant, (s) => {
           const alias = parseAlias(s);
           if (!alias) return s;
           try {
@@ -211,7 +212,6 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
             return s;
           }
         });
-        q.tenant = tenant;
         let page;
         try {
           page = deps.listRuns(q);

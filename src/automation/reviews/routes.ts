@@ -159,7 +159,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
     return stored;
   };
   const reviewOf = (run: RunRecord) => {
-    const r = q.reviews.get(run.id);
+    const r = q.reviews.get(run);
     if (!r) throw notFound(`review of run ${JSON.stringify(run.id)} (PUT /runs/{id}/reviews first)`, 'id');
     return r;
   };
@@ -205,7 +205,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
       responses: { 200: Json('RunReviewDetail') },
       handle(req, res) {
         const run = runOf(req);
-        res.json(view(run, q.reviews.get(run.id)));
+        res.json(view(run, q.reviews.get(run)));
       },
     },
     {
@@ -220,7 +220,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
         const p = principalOf(req);
         const run = finishedRun(req);
         const body = validateBody<ReviewBodyT>(ReviewBody, await req.json(['application/json']));
-        const before = q.reviews.get(run.id);
+        const before = q.reviews.get(run);
         const now = Date.now();
         const verdict = body.verdict === undefined ? null : body.verdict;
         // A verdict settles the review unless told otherwise; a nit (null verdict) stays open.
@@ -277,7 +277,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
       responses: { 200: Json('RunReviewExpectedArtifacts') },
       handle(req, res) {
         const run = runOf(req);
-        const files = (q.reviews.get(run.id)?.expectedFiles ?? []).map((f) => fileView(run.id, f));
+        const files = (q.reviews.get(run)?.expectedFiles ?? []).map((f) => fileView(run.id, f));
         res.json({ runId: run.id, files, artifacts: files.map((f) => f.path) });
       },
     },
@@ -362,7 +362,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
       async handle(req, res) {
         const run = runOf(req);
         const name = req.params['filename'] ?? '';
-        const f = q.reviews.get(run.id)?.expectedFiles.find((x) => x.name === name);
+        const f = q.reviews.get(run)?.expectedFiles.find((x) => x.name === name);
         if (!f) throw notFound(`expected file ${JSON.stringify(name)}`, 'filename');
         await sendFile(res, join(expectedDir(run.id), f.name), f.contentType, f.name);
       },
@@ -439,12 +439,12 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
         const run = finishedRun(req);
         const raw = (req.headers['content-length'] ?? '') === '0' ? {} : await req.json(['application/json']);
         const body = validateBody<{ name?: string; exampleId?: string }>(PromoteBody, raw ?? {});
-        const review = q.reviews.get(run.id);
+        const review = q.reviews.get(run);
         const detail = q.runs.getDetail(run.id);
         const automation = q.registry.get(run.automationId);
         if (!automation) throw notFound(`automation ${run.automationId}`, 'id');
         const id = body.exampleId ?? newExampleId();
-        if (q.examples.get(run.automationId, id))
+        if (q.examples.get(run.tenant, run.automationId, id))
           throw new ServiceError(409, 'conflict', `example ${id} already exists`, [
             { field: 'exampleId', message: `example ${id} already exists`, code: 'conflict' },
           ]);
@@ -471,6 +471,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
           const now = new Date().toISOString();
           const example: ExampleRecord = {
             id,
+            tenant: run.tenant,
             automationId: run.automationId,
             automationType: run.type,
             name: body.name ?? `run ${run.id}`,
@@ -478,7 +479,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
             expected: review && review.correctedOutput !== undefined ? review.correctedOutput : run.output,
             metadata: { promotedFromRunId: run.id, reviewVerdict: review?.verdict ?? null },
             annotation: review?.note ?? null,
-            rowOrder: q.examples.nextRowOrder(run.automationId),
+            rowOrder: q.examples.nextRowOrder(run.tenant, run.automationId),
             overrides: detail && Object.keys(detail.overrides).length > 0 ? detail.overrides : null,
             latestRunId: run.id,
             createdAt: now,
@@ -560,10 +561,10 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
         if (p.experiments === false) lq.experiments = false;
         const runs: RunRecord[] = [];
         for (const { key } of q.db.runIndex.getRange({
-          start: ['source', a.id, from],
-          end: ['source', a.id, to + 1],
+          start: ['source', a.id, lq.tenant, from],
+          end: ['source', a.id, lq.tenant, to + 1],
         })) {
-          const run = q.runs.get(String(key[3]));
+          const run = q.runs.get(String(key[4]));
           if (run && matches(run, lq)) runs.push(run);
         }
         res.json(

@@ -1,6 +1,8 @@
-// Reviews in LMDB (named database `reviews`, key: run id). The summary that run listings filter
-// on (verdict, status, note, dates, corrections) is written onto the run record in the same
-// transaction, so `GET /runs?has_review=…` and the review never disagree.
+// Reviews in LMDB (named database `reviews`, key [tenant, runId]; a review belongs to its run's
+// tenant). The summary that run listings filter on (verdict, status, note, dates, corrections)
+// is written onto the run record in the same transaction, so `GET /runs?has_review=…` and the
+// review never disagree. The time of the latest closed review (for `since_last_closed`) is kept
+// per tenant, so one tenant's reviewing never moves another tenant's listing.
 
 import type { Database } from 'lmdb';
 import type { AutomationDb } from '../db.js';
@@ -19,15 +21,19 @@ export function reviewSummary(r: ReviewRecord): RunReviewSummary {
   };
 }
 
+/** The meta key holding a tenant's latest review close time. */
+export const lastClosedKey = (tenant: string) => `last-review-closed-at/${tenant}`;
+
 export class ReviewStore {
-  private readonly table: Database<ReviewRecord, string>;
+  private readonly table: Database<ReviewRecord, [string, string]>;
 
   constructor(private readonly db: AutomationDb) {
-    this.table = db.root.openDB<ReviewRecord, string>({ name: 'reviews' });
+    this.table = db.root.openDB<ReviewRecord, [string, string]>({ name: 'reviews' });
   }
 
-  get(runId: string): ReviewRecord | undefined {
-    return this.table.get(runId);
+  /** The review of a run the caller already owns (its tenant is the run's). */
+  get(run: Pick<RunRecord, 'tenant' | 'id'>): ReviewRecord | undefined {
+    return this.table.get([run.tenant, run.id]);
   }
 
   /** Stores (or with `null` removes) the review and the run's summary of it together. */
@@ -36,12 +42,12 @@ export class ReviewStore {
     await this.db.root.transaction(() => {
       // No index key depends on the review, so the record is replaced in place.
       this.db.runs.putSync(run.id, next);
-      if (review) this.table.putSync(run.id, review);
-      else this.table.removeSync(run.id);
+      if (review) this.table.putSync([run.tenant, run.id], review);
+      else this.table.removeSync([run.tenant, run.id]);
       if (review?.closedAt != null) {
-        const last = this.db.meta.get('last-review-closed-at') as number | undefined;
-        if (last === undefined || review.closedAt > last)
-          this.db.meta.putSync('last-review-closed-at', review.closedAt);
+        const key = lastClosedKey(run.tenant);
+        const last = this.db.meta.get(key) as number | undefined;
+        if (last === undefined || review.closedAt > last) this.db.meta.putSync(key, review.closedAt);
       }
     });
   }

@@ -8,7 +8,8 @@ import type { RunStore } from './store.js';
 import type { RunRecord } from './types.js';
 
 export interface RunListQuery {
-  tenant?: string;
+  /** Only this tenant's runs: the index scan is limited to them (see store.ts). */
+  tenant: string;
   types?: string[];
   sources?: string[];
   statuses?: string[];
@@ -65,7 +66,7 @@ const inRange = (v: number | null | undefined, lo?: number, hi?: number) =>
     : lo === undefined && hi === undefined;
 
 export function matches(run: RunRecord, q: RunListQuery): boolean {
-  if (q.tenant !== undefined && run.tenant !== q.tenant) return false;
+  if (run.tenant !== q.tenant) return false;
   if (q.types && !q.types.includes(run.type)) return false;
   if (q.sources && !q.sources.includes(run.automationId)) return false;
   if (q.statuses && !q.statuses.includes(run.status)) return false;
@@ -181,17 +182,18 @@ export function listRuns(
   }
 
   const [name, value] = chooseIndex(q);
+  const t = q.tenant;
   const lo = (q.sort === 'completedAt' ? q.completedFrom : q.createdFrom) ?? 0;
   const hi = (q.sort === 'completedAt' ? q.completedTo : q.createdTo) ?? Number.MAX_SAFE_INTEGER;
   const range = desc
     ? {
-        start: cursor ? [name, value, cursor.sortKey, cursor.id] : [name, value, hi, MAX_KEY],
-        end: [name, value, lo, ''],
+        start: cursor ? [name, value, t, cursor.sortKey, cursor.id] : [name, value, t, hi, MAX_KEY],
+        end: [name, value, t, lo, ''],
         reverse: true,
       }
     : {
-        start: cursor ? [name, value, cursor.sortKey, cursor.id] : [name, value, lo, ''],
-        end: [name, value, hi, MAX_KEY],
+        start: cursor ? [name, value, t, cursor.sortKey, cursor.id] : [name, value, t, lo, ''],
+        end: [name, value, t, hi, MAX_KEY],
         reverse: false,
       };
 
@@ -199,7 +201,7 @@ export function listRuns(
   let lastKey: (string | number)[] | undefined;
   let full = false;
   for (const { key, value: rank } of store.db.runIndex.getRange(range)) {
-    if (cursor && key[2] === cursor.sortKey && key[3] === cursor.id) continue;
+    if (cursor && key[3] === cursor.sortKey && key[4] === cursor.id) continue;
     if (full) {
       // One more index entry exists past the page, so a next page may exist.
       const last = page[page.length - 1]!;
@@ -208,7 +210,7 @@ export function listRuns(
     lastKey = key;
     scanned++;
     const sampledOut = q.sampleRate !== undefined && typeof rank === 'number' && !(rank < q.sampleRate);
-    const stored = sampledOut ? undefined : store.get(String(key[3]));
+    const stored = sampledOut ? undefined : store.get(String(key[4]));
     if (stored) {
       const run = overlay(stored);
       if (matches(run, q)) {
@@ -220,7 +222,7 @@ export function listRuns(
       }
     }
     if (!full && scanned >= scanLimit) {
-      return { runs: page, nextCursor: encodeCursor(Number(lastKey[2]), String(lastKey[3])) };
+      return { runs: page, nextCursor: encodeCursor(Number(lastKey[3]), String(lastKey[4])) };
     }
   }
   return { runs: page, nextCursor: null };

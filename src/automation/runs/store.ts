@@ -1,29 +1,32 @@
 // Runs in LMDB: the record (small, read by listings), its detail (input, steps, trace, usage),
 // its events keyed (runId, seq) so they read back in order, and secondary index entries
-// (field, value, createdAt, id) that list queries scan instead of the whole table. An index
-// entry's value is the run's sampleRank, so sample_rate skips runs without reading them.
+// (field, value, tenant, createdAt, id) that list queries scan instead of the whole table. The
+// tenant in the key keeps a listing inside the caller's tenant: it never reads another tenant's
+// runs, and its cursor never points at one. An index entry's value is the run's sampleRank, so
+// sample_rate skips runs without reading them.
 
 import type { AutomationDb } from '../db.js';
 import type { RunDetail, RunEvent, RunRecord } from './types.js';
 
-export type IndexKey = [string, string, number, string];
+export type IndexKey = [string, string, string, number, string];
 
 export const INDEXED_FIELDS = ['source', 'status', 'type', 'trigger', 'by', 'batch', 'example'] as const;
 export type IndexedField = (typeof INDEXED_FIELDS)[number] | 'all' | 'done';
 
 export function indexKeys(run: RunRecord): IndexKey[] {
   const c = run.createdAt;
+  const t = run.tenant;
   const keys: IndexKey[] = [
-    ['all', '', c, run.id],
-    ['source', run.automationId, c, run.id],
-    ['status', run.status, c, run.id],
-    ['type', run.type, c, run.id],
-    ['trigger', run.trigger.type, c, run.id],
-    ['by', run.trigger.by, c, run.id],
+    ['all', '', t, c, run.id],
+    ['source', run.automationId, t, c, run.id],
+    ['status', run.status, t, c, run.id],
+    ['type', run.type, t, c, run.id],
+    ['trigger', run.trigger.type, t, c, run.id],
+    ['by', run.trigger.by, t, c, run.id],
   ];
-  if (run.batchId) keys.push(['batch', run.batchId, c, run.id]);
-  if (run.exampleId) keys.push(['example', run.exampleId, c, run.id]);
-  if (run.completedAt !== null) keys.push(['done', '', run.completedAt, run.id]);
+  if (run.batchId) keys.push(['batch', run.batchId, t, c, run.id]);
+  if (run.exampleId) keys.push(['example', run.exampleId, t, c, run.id]);
+  if (run.completedAt !== null) keys.push(['done', '', t, run.completedAt, run.id]);
   return keys;
 }
 
@@ -89,15 +92,15 @@ export class RunStore {
     return 0;
   }
 
-  /** Runs that were queued or running when the process stopped. */
+  /** Runs (of every tenant) that were queued or running when the process stopped. */
   unfinished(): RunRecord[] {
     const out: RunRecord[] = [];
     for (const status of ['created', 'pending', 'running', 'waiting', 'finalizing']) {
       for (const { key } of this.db.runIndex.getRange({
-        start: ['status', status, 0],
-        end: ['status', status, Number.MAX_SAFE_INTEGER],
+        start: ['status', status, ''],
+        end: ['status', status, '\uffff'],
       })) {
-        const run = this.get(String(key[3]));
+        const run = this.get(String(key[4]));
         if (run) out.push(run);
       }
     }

@@ -3,8 +3,7 @@
 // Temp files are removed whatever happens.
 
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HttpRequest, HttpResponse } from '../../core/http/index.js';
 import { invalid, ServiceError } from '../errors.js';
@@ -76,14 +75,19 @@ export async function sendArchive(
     throw toServiceError(overLimit('maxUncompressedBytes', limits, 'the archive would expand to'));
   await mkdir(opts.dir, { recursive: true });
   const path = join(opts.dir, `archive-${randomBytes(12).toString('hex')}.zip`);
+  let handle: FileHandle | undefined;
   try {
     await pool.build(path, opts.entries, opts.mtime, limits);
+    // Unlinked before the first byte is sent: the open handle keeps the bytes readable, and no
+    // temp file outlives the response (or a crash in the middle of it).
+    handle = await open(path, 'r');
+    await rm(path, { force: true });
     res
       .header('content-type', 'application/zip')
       .header('content-disposition', `attachment; filename="${opts.filename}"`);
     const out = res.stream(200);
     try {
-      for await (const chunk of createReadStream(path)) {
+      for await (const chunk of handle.createReadStream({ autoClose: false })) {
         if (out.aborted) return;
         await out.write(chunk as Buffer);
       }
@@ -92,6 +96,7 @@ export async function sendArchive(
       // The client went away mid-download: nothing to answer.
     }
   } finally {
+    await handle?.close();
     await rm(path, { force: true });
   }
 }

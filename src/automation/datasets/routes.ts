@@ -450,6 +450,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
               files: refs,
             });
           }
+          await discard();
           const result = await examples.apply(a.id, mode, records);
           const expectedSet = result.created.filter(
             (r) => r.expected !== null || Object.keys(r.files.expected).length > 0,

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { HttpRequest, HttpResponse } from '../../core/http/index.js';
-import { invalid, ServiceError } from '../errors.js';
+import { invalid } from '../errors.js';
 import { TooLargeError, writeTemp } from '../files/blobs.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { overLimit, toServiceError, type ArchiveLimits } from './limits.js';
@@ -31,13 +31,12 @@ export async function receiveArchive(
     const form = await parseMultipart(
       req,
       { fileBytes: limits.maxBytes, files: 1, fieldBytes: 1024 },
-      (source, limit) => writeTemp(dir, source, limit),
+      (source, limit) =>
+        writeTemp(dir, source, limit).catch((err: unknown) => {
+          throw err instanceof TooLargeError ? tooLarge() : err;
+        }),
       (temp) => rm(temp.path, { force: true }),
-    ).catch((err: unknown) => {
-      throw err instanceof ServiceError && err.status === 413 && err.code === 'payload_too_large'
-        ? tooLarge()
-        : err;
-    });
+    );
     const part = form.files[0];
     if (!part) throw invalid('file', 'the multipart body has no file part');
     const path = part.stored.path;

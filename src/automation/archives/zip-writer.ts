@@ -4,7 +4,8 @@
 
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { Zip, ZipDeflate, ZipPassThrough } from 'fflate';
-import { ArchiveRefusal, overLimit, type ArchiveLimits } from './limits.js';
+import { checkRelativePath } from '../datasets/paths.js';
+import { ArchiveRefusal, overLimit, refused, type ArchiveLimits } from './limits.js';
 
 export interface BuildEntry {
   name: string;
@@ -26,6 +27,18 @@ export function writeZip(
 ): number {
   if (entries.length > limits.maxEntries)
     throw new ArchiveRefusal(overLimit('maxEntries', limits, 'the archive would have'));
+  // The service never hands a client an archive it would refuse itself.
+  const unsafe = entries.filter((e) => checkRelativePath(e.name) !== undefined);
+  if (unsafe.length > 0)
+    throw new ArchiveRefusal(
+      refused(
+        unsafe.map((e) => ({
+          field: e.name,
+          message: `unsafe entry name ${JSON.stringify(e.name)}`,
+          code: 'unsafe_path',
+        })),
+      ),
+    );
   const fd = openSync(out, 'wx', 0o600);
   let size = 0;
   let total = 0;

@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { strToU8, unzipSync } from 'fflate';
+import { ExampleStore } from '../../src/automation/datasets/store.js';
 import { startAutomation, type RunningAutomation } from '../../src/automation/index.js';
 import { makeTestContext, type TestContext } from '../helpers/context.js';
-import { rawZip, type RawEntry } from '../helpers/zip.js';
+import { localRecord, rawZip, type RawEntry } from '../helpers/zip.js';
 
 const A = 'workflows.text-report';
 const LIMITS = { bytes: 256 * 1024, uncompressed: 1024 * 1024, entries: 20 };
@@ -108,6 +109,8 @@ after(async () => {
   await service?.close();
   await ctx?.cleanup();
   rmSync(root, { recursive: true, force: true });
+  // Only there if a check failed (the code before the fix wrote it).
+  rmSync(join('/tmp', unique), { force: true });
 });
 
 describe('dataset archive import', () => {
@@ -233,6 +236,20 @@ describe('dataset archive import', () => {
       'unsafe_path',
     ],
     [
+      'two entries sharing bytes (one hidden in the data of the other)',
+      () => {
+        const hidden: RawEntry = file('examples/ex1/input/b.txt', 'inner', { method: 0 });
+        const outerName = 'examples/ex1/input/a.txt';
+        return rawZip([
+          json('ex1'),
+          { name: outerName, data: localRecord(hidden), method: 0 },
+          { ...hidden, centralOnlyAt: localRecord(json('ex1')).length + 30 + outerName.length },
+        ]);
+      },
+      400,
+      'overlapping_entries',
+    ],
+    [
       'more entries than AUTOMATION_ARCHIVE_MAX_ENTRIES',
       () =>
         rawZip([
@@ -309,6 +326,35 @@ describe('dataset archive import', () => {
     assert.equal(big.status, 413);
     assert.match(big.body.issues[0].message, new RegExp(`AUTOMATION_ARCHIVE_MAX_BYTES=${LIMITS.bytes}`));
     assert.deepEqual(snapshot(), before);
+  });
+});
+
+describe('running an example', () => {
+  it('refuses an example whose stored input path escapes (stored before names were checked)', async () => {
+    const ex = (
+      await api('POST', `/automations/${A}/examples`, { json: { id: 'ex_old', input: { text: 'x' } } })
+    ).body;
+    const form = new FormData();
+    form.append('files', new Blob(['payload']), 'a.txt');
+    assert.equal((await api('POST', `/automations/${A}/examples/${ex.id}/input`, { raw: form })).status, 201);
+    // What an import through the old reader could store: the record is rewritten in LMDB directly.
+    const store = new ExampleStore(service.core.db, service.core.files.blobs);
+    const automationId = (await api('GET', `/automations/${A}`)).body.id;
+    await store.update(automationId, ex.id, (cur) => ({
+      ...cur,
+      files: { ...cur.files, input: { [`${up}tmp/${unique}`]: cur.files.input['a.txt']! } },
+    }));
+    const before = snapshot();
+    const res = await api('POST', `/automations/${A}/examples/${ex.id}/run`);
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.equal(res.body.issues[0].code, 'unsafe_path');
+    assert.equal(existsSync(join('/tmp', unique)), false);
+    assert.deepEqual(snapshot(), before);
+    // Nor is such a path handed to a client in an export.
+    const exported = await api('GET', `/automations/${A}/dataset/export?example_ids=${ex.id}`);
+    assert.equal(exported.status, 400);
+    assert.equal(exported.body.issues[0].code, 'unsafe_path');
+    assert.equal((await api('DELETE', `/automations/${A}/examples/${ex.id}`)).status, 200);
   });
 });
 

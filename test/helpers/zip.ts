@@ -20,6 +20,14 @@ export interface RawEntry {
   local?: { size?: number; compressedSize?: number; crc?: number };
   /** Bit 3: sizes and CRC follow the data in a descriptor (local header fields left at zero). */
   descriptor?: boolean;
+  /** Only a central record, pointing at this offset (e.g. into another entry's data). */
+  centralOnlyAt?: number;
+}
+
+/** The local header and data of one entry, as `rawZip` writes them (to hide inside another entry). */
+export function localRecord(entry: RawEntry): Uint8Array {
+  const zip = Buffer.from(rawZip([entry]));
+  return new Uint8Array(zip.subarray(0, zip.readUInt32LE(zip.length - 6)));
 }
 
 const enc = (s: string | Uint8Array) => (typeof s === 'string' ? Buffer.from(s, 'utf8') : Buffer.from(s));
@@ -51,10 +59,12 @@ export function rawZip(entries: readonly RawEntry[]): Uint8Array {
     local.writeUInt32LE(e.descriptor && !e.local ? 0 : l.size, 22);
     local.writeUInt16LE(localName.length, 26);
     local.writeUInt16LE(0, 28);
-    const localOffset = offset;
-    parts.push(local, localName, body);
-    offset += local.length + localName.length + body.length;
-    if (e.descriptor) {
+    const localOffset = e.centralOnlyAt ?? offset;
+    if (e.centralOnlyAt === undefined) {
+      parts.push(local, localName, body);
+      offset += local.length + localName.length + body.length;
+    }
+    if (e.descriptor && e.centralOnlyAt === undefined) {
       const d = Buffer.alloc(16);
       d.writeUInt32LE(0x08074b50, 0);
       d.writeUInt32LE(c.crc, 4);

@@ -179,6 +179,26 @@ describe('dataset archive import', () => {
       'size_mismatch',
     ],
     [
+      'data that fails the CRC-32 both headers declare',
+      () =>
+        rawZip([
+          json('ex1'),
+          file('examples/ex1/input/a.txt', 'hello', { local: { crc: 1 }, central: { crc: 1 } }),
+        ]),
+      400,
+      'crc_mismatch',
+    ],
+    [
+      'deflate data that is not deflate',
+      () =>
+        rawZip([
+          json('ex1'),
+          file('examples/ex1/input/a.txt', 'hello', { body: new Uint8Array([0xff, 0xff, 0xff, 0xff]) }),
+        ]),
+      400,
+      'invalid_archive',
+    ],
+    [
       'a .. name',
       () => rawZip([json('ex1'), file(`examples/ex1/input/${up}tmp/${unique}`, 'x')]),
       400,

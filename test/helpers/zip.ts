@@ -11,6 +11,8 @@ export interface RawEntry {
   /** Name in the local header (defaults to `name`). */
   localName?: string | Uint8Array;
   data?: Uint8Array;
+  /** The bytes written as the entry's (compressed) data instead of `data` compressed. */
+  body?: Uint8Array;
   /** 0 stored, 8 deflate (default 8). */
   method?: 0 | 8;
   /** Unix mode goes in the high 16 bits; made-by host 3 (Unix) is set when this is given. */
@@ -39,7 +41,7 @@ export function rawZip(entries: readonly RawEntry[]): Uint8Array {
   for (const e of entries) {
     const data = Buffer.from(e.data ?? new Uint8Array(0));
     const method = e.method ?? 8;
-    const body = method === 8 ? deflateRawSync(data) : data;
+    const body = e.body ? Buffer.from(e.body) : method === 8 ? deflateRawSync(data) : data;
     const crc = crc32(data) >>> 0;
     const name = enc(e.name);
     const localName = enc(e.localName ?? e.name);

@@ -305,12 +305,12 @@ export function extractEntry(fd: number, entry: ZipEntry, outPath: string): void
   try {
     let written = 0;
     let crc = 0;
-    let problem: string | undefined;
+    let problem: { message: string; code: string } | undefined;
     const sink = (chunk: Uint8Array) => {
       if (problem) return;
       written += chunk.length;
       if (written > entry.size) {
-        problem = 'inflates past its declared size';
+        problem = { message: 'inflates past its declared size', code: 'size_mismatch' };
         return;
       }
       crc = crc32(chunk, crc);
@@ -333,12 +333,20 @@ export function extractEntry(fd: number, entry: ZipEntry, outPath: string): void
       }
     } catch (err) {
       if (err instanceof ArchiveRefusal) throw err;
-      problem = `cannot be inflated (${(err as Error).message})`;
+      fail([
+        {
+          field: entry.name,
+          message: `${entry.name} cannot be inflated (${(err as Error).message})`,
+          code: 'invalid_archive',
+        },
+      ]);
     }
     if (!problem && written !== entry.size)
-      problem = `holds ${written} bytes, not the ${entry.size} declared`;
-    if (!problem && crc >>> 0 !== entry.crc) problem = 'fails its CRC-32 check';
-    if (problem) fail([{ field: entry.name, message: `${entry.name} ${problem}`, code: 'size_mismatch' }]);
+      problem = { message: `holds ${written} bytes, not the ${entry.size} declared`, code: 'size_mismatch' };
+    if (!problem && crc >>> 0 !== entry.crc)
+      problem = { message: 'fails its CRC-32 check', code: 'crc_mismatch' };
+    if (problem)
+      fail([{ field: entry.name, message: `${entry.name} ${problem.message}`, code: problem.code }]);
   } finally {
     closeSync(out);
   }

@@ -85,7 +85,10 @@ export async function startAutomation(
     runsPerThread: settings.runsPerThread,
     cancelGraceMs: settings.cancelGraceMs,
   });
-  const archives = new ArchivePool({ threads: settings.archiveThreads });
+  const archives = new ArchivePool({
+    threads: settings.archiveThreads,
+    onError: (err) => log.error({ err }, 'archive worker failed'),
+  });
   try {
     const repo = new RegistryRepository({
       path: settings.registryPath,

@@ -21,13 +21,16 @@ export class ArchivePool {
   readonly #piscina: Piscina<ArchiveTask, ArchiveTaskResult>;
   readonly #gate = new SharedArrayBuffer(8);
 
-  constructor(options: { threads: number; idleTimeoutMs?: number }) {
+  constructor(options: { threads: number; idleTimeoutMs?: number; onError?: (err: unknown) => void }) {
     this.#piscina = new Piscina<ArchiveTask, ArchiveTaskResult>({
       filename: workerFile(),
       minThreads: 0,
       maxThreads: options.threads,
       idleTimeout: options.idleTimeoutMs ?? 30_000,
     });
+    // A worker that dies outside a task is reported on the pool; unheard, that event would end
+    // the process. A task's own failure still rejects its run() (a 500 for that request).
+    this.#piscina.on('error', (err: unknown) => options.onError?.(err));
   }
 
   async #run(task: Distribute<ArchiveTask>): Promise<ArchiveTaskResult & { ok: true }> {

@@ -92,7 +92,9 @@ export async function sendArchive(
       }
       out.end();
     } catch {
-      // The client went away mid-download: nothing to answer.
+      // The client went away (nothing to answer), or the file could not be read after the
+      // headers went out: end the body, which the client's ZIP reader then finds incomplete.
+      if (!out.aborted) out.end();
     }
   } finally {
     await handle?.close();

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
+import { ArchivePool } from './archives/pool.js';
 import { openAutomationDb, type AutomationDb } from './db.js';
 import { RunPool } from './executor/pool.js';
 import { BlobStore } from './files/blobs.js';
@@ -43,6 +44,8 @@ export interface AutomationCore {
   runs: RunService;
   scores: ScoreStore;
   files: FileStore;
+  /** Archive work (ZIP reading and writing) off the event loop. */
+  archives: ArchivePool;
 }
 
 export interface RunningAutomation extends RunningService {
@@ -83,6 +86,10 @@ export async function startAutomation(
     runsPerThread: settings.runsPerThread,
     cancelGraceMs: settings.cancelGraceMs,
   });
+  const archives = new ArchivePool({
+    threads: settings.archiveThreads,
+    onError: (err) => log.error({ err }, 'archive worker failed'),
+  });
   try {
     const repo = new RegistryRepository({
       path: settings.registryPath,
@@ -118,7 +125,7 @@ export async function startAutomation(
     }
     const files = new FileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
     const scores = new LmdbScoreStore(db);
-    const core: AutomationCore = { settings, db, registry, runs, scores, files };
+    const core: AutomationCore = { settings, db, registry, runs, scores, files, archives };
     const closers: (() => Promise<void>)[] = [];
     const deps: ApiDeps = {
       settings,
@@ -129,6 +136,7 @@ export async function startAutomation(
       tokens: new DownloadTokens(Buffer.from(secret), settings.downloadTokenTtlMs),
       auth: ctx.auth,
       tmpDir: join(settings.dataDir, 'tmp'),
+      archives,
       listRuns: (q) => listRuns(store, q, settings.listScanLimit, runs.overlay),
       lastReviewClosedAt: (tenant) => db.meta.get(lastClosedKey(tenant)) as number | undefined,
       onClose: (fn) => closers.push(fn),
@@ -197,11 +205,13 @@ export async function startAutomation(
         for (const close of closers) await close();
         await runs.close();
         await pool.close();
+        await archives.close();
         await db.close();
       },
     };
   } catch (err) {
     await pool.close();
+    await archives.close();
     await db.close();
     throw err;
   }

@@ -18,7 +18,8 @@ import {
   scriptPoolOptionsFromEnv,
   type ModelProvider,
 } from './evals/index.js';
-import type { ArchiveLimits } from './datasets/archive.js';
+import type { ArchiveLimits } from './archives/limits.js';
+import type { ArchivePool } from './archives/pool.js';
 import { datasetRoutes } from './datasets/routes.js';
 import { ExampleStore } from './datasets/store.js';
 import type { ExampleRecord } from './datasets/types.js';
@@ -33,19 +34,11 @@ import { ReviewStore } from './reviews/store.js';
 import { createLogger } from '../core/log.js';
 
 export interface QualitySettings {
-  archiveLimits: ArchiveLimits;
   experimentConcurrency: number;
 }
 
 export function loadQualitySettings(env: EnvReader): QualitySettings {
   return {
-    archiveLimits: {
-      maxBytes: env.int('AUTOMATION_ARCHIVE_MAX_BYTES', 256 * 1024 * 1024, { min: 1024 }),
-      maxUncompressedBytes: env.int('AUTOMATION_ARCHIVE_MAX_UNCOMPRESSED_BYTES', 512 * 1024 * 1024, {
-        min: 1024,
-      }),
-      maxEntries: env.int('AUTOMATION_ARCHIVE_MAX_ENTRIES', 20_000, { min: 1 }),
-    },
     experimentConcurrency: env.int('AUTOMATION_EXPERIMENT_CONCURRENCY', 8, { min: 1, max: 256 }),
   };
 }
@@ -65,6 +58,7 @@ export interface QualityContext {
   reviews: ReviewStore;
   scorer: RunScorer;
   archiveLimits: ArchiveLimits;
+  archives: ArchivePool;
   experimentConcurrency: number;
   log: Logger;
   /** Removes a blob written for a request if nothing came to reference it. */
@@ -109,7 +103,8 @@ export function buildQualityContext(
     experiments,
     reviews: new ReviewStore(core.db),
     scorer,
-    archiveLimits: s.archiveLimits,
+    archiveLimits: core.settings.archiveLimits,
+    archives: core.archives,
     experimentConcurrency: s.experimentConcurrency,
     log,
     discardBlob: (sha) => core.files.discardIfUnreferenced(sha),

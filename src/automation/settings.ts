@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import type { CoreSettings, EnvReader } from '../core/settings/index.js';
+import type { ArchiveLimits } from './archives/limits.js';
 
 export interface AutomationSettings {
   readonly host: string;
@@ -23,6 +24,9 @@ export interface AutomationSettings {
   readonly listScanLimit: number;
   readonly listDefaultLimit: number;
   readonly listMaxLimit: number;
+  /** Every archive read or written (dataset import/export, artifact ZIPs); see docs/limits.md. */
+  readonly archiveLimits: ArchiveLimits;
+  readonly archiveThreads: number;
   readonly openaiBaseUrl: string | undefined;
   readonly openaiApiKey: string | undefined;
   readonly openaiModel: string | undefined;
@@ -49,6 +53,14 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     listScanLimit: env.int('AUTOMATION_LIST_SCAN_LIMIT', 20_000, { min: 100 }),
     listDefaultLimit: env.int('AUTOMATION_LIST_DEFAULT_LIMIT', 50, { min: 1, max: 1000 }),
     listMaxLimit: env.int('AUTOMATION_LIST_MAX_LIMIT', 500, { min: 1, max: 10_000 }),
+    archiveLimits: Object.freeze({
+      maxBytes: env.int('AUTOMATION_ARCHIVE_MAX_BYTES', 256 * 1024 * 1024, { min: 1024 }),
+      maxUncompressedBytes: env.int('AUTOMATION_ARCHIVE_MAX_UNCOMPRESSED_BYTES', 512 * 1024 * 1024, {
+        min: 1024,
+      }),
+      maxEntries: env.int('AUTOMATION_ARCHIVE_MAX_ENTRIES', 20_000, { min: 1, max: 65_534 }),
+    }),
+    archiveThreads: env.int('AUTOMATION_ARCHIVE_THREADS', 1, { min: 1, max: 16 }),
     openaiBaseUrl: env.optionalString('AUTOMATION_OPENAI_BASE_URL'),
     openaiApiKey: env.optionalString('AUTOMATION_OPENAI_API_KEY'),
     openaiModel: env.optionalString('AUTOMATION_OPENAI_MODEL'),

@@ -3,22 +3,17 @@
 //   examples/<exampleId>/input/<path>    input files, byte-exact
 //   examples/<exampleId>/expected/<path> expected files, byte-exact
 // Export is deterministic (sorted entries, fixed timestamps), so export → replace import →
-// export gives the same bytes. Import reads the archive defensively: entry names that could
-// escape (zip-slip), too many entries, and declared or actual uncompressed sizes past the
-// limits are refused before anything is stored.
+// export gives the same bytes. The ZIP work itself (reading, checking, inflating, writing) runs
+// in the archive workers (src/automation/archives/); this module knows only the dataset layout.
 
-import { Unzip, UnzipInflate, unzipSync, zipSync, type Zippable } from 'fflate';
-import { ServiceError, type Issue } from '../errors.js';
+import { posix } from 'node:path';
+import type { Issue } from '../errors.js';
+import { ArchiveRefusal, refused } from '../archives/limits.js';
+import type { BuildEntry } from '../archives/zip-writer.js';
 import { checkRelativePath, EXAMPLE_ID } from './paths.js';
 import type { ExampleFolder, ExampleRecord } from './types.js';
 
-export interface ArchiveLimits {
-  /** Compressed archive size. */
-  maxBytes: number;
-  /** Sum of uncompressed entry sizes. */
-  maxUncompressedBytes: number;
-  maxEntries: number;
-}
+export type { ArchiveLimits } from '../archives/limits.js';
 
 /** The example.json of an archive entry: every field of the example except its file bytes. */
 export interface ArchivedExample {
@@ -36,8 +31,8 @@ export interface ArchivedExample {
   contentTypes: Record<ExampleFolder, Record<string, string>>;
 }
 
-// 1980-01-01 is the earliest time a ZIP entry can hold; a fixed value keeps exports identical.
-const FIXED_MTIME = new Date('1980-01-01T00:00:00Z');
+/** 1980-01-01 (local time, as ZIP stores it) is the earliest time a ZIP entry can hold; a fixed value keeps exports identical. */
+export const FIXED_MTIME = new Date(1980, 0, 1).getTime();
 
 export function toArchived(e: ExampleRecord): ArchivedExample {
   const types = (folder: ExampleFolder) =>
@@ -61,141 +56,72 @@ export function toArchived(e: ExampleRecord): ArchivedExample {
   };
 }
 
-export function buildArchive(
-  examples: readonly { example: ExampleRecord; files: Record<ExampleFolder, Record<string, Uint8Array>> }[],
-): Uint8Array {
-  const entries: Zippable = {};
-  const sorted = [...examples].sort((a, b) => (a.example.id < b.example.id ? -1 : 1));
-  for (const { example, files } of sorted) {
+/** The export's entries in archive order; file bytes are read from the blob store by the worker. */
+export function datasetEntries(
+  examples: readonly ExampleRecord[],
+  blobPath: (sha256: string) => string,
+): BuildEntry[] {
+  const entries: BuildEntry[] = [];
+  const sorted = [...examples].sort((a, b) => (a.id < b.id ? -1 : 1));
+  for (const example of sorted) {
     const dir = `examples/${example.id}`;
-    entries[`${dir}/example.json`] = [
-      new TextEncoder().encode(JSON.stringify(toArchived(example), null, 2) + '\n'),
-      { mtime: FIXED_MTIME },
-    ];
+    entries.push({
+      name: `${dir}/example.json`,
+      data: new TextEncoder().encode(JSON.stringify(toArchived(example), null, 2) + '\n'),
+      level: 6,
+    });
     for (const folder of ['input', 'expected'] as const)
-      for (const path of Object.keys(files[folder]).sort())
-        entries[`${dir}/${folder}/${path}`] = [files[folder][path]!, { mtime: FIXED_MTIME }];
+      for (const path of Object.keys(example.files[folder]).sort())
+        entries.push({
+          name: `${dir}/${folder}/${path}`,
+          file: blobPath(example.files[folder][path]!.sha256),
+          level: 6,
+        });
   }
-  return zipSync(entries, { level: 6, mtime: FIXED_MTIME });
+  return entries;
+}
+
+/** Bytes the export will read: known before any work from the stored sizes. */
+export function datasetSize(examples: readonly ExampleRecord[]): number {
+  let total = 0;
+  for (const e of examples)
+    for (const folder of ['input', 'expected'] as const)
+      for (const ref of Object.values(e.files[folder])) total += ref.size;
+  return total;
+}
+
+/** An extracted archive file, written by the worker under the import's staging directory. */
+export interface StagedFile {
+  path: string;
+  size: number;
 }
 
 export interface ParsedExample {
   example: ArchivedExample;
-  files: Record<ExampleFolder, Record<string, Uint8Array>>;
+  files: Record<ExampleFolder, Record<string, StagedFile>>;
 }
 
-const bad = (issues: Issue[]) =>
-  new ServiceError(400, 'invalid_archive', `invalid dataset archive: ${issues[0]?.message}`, issues);
-const tooLarge = (message: string) =>
-  new ServiceError(413, 'archive_too_large', message, [
-    { field: 'file', message, code: 'archive_too_large' },
-  ]);
+const ENTRY = /^examples\/([^/]+)\/(?:(example\.json)|(input|expected)\/(.+))$/;
 
-/** Unzips with the limits enforced on the central directory's declared sizes and on the bytes inflated. */
-function unzipBounded(data: Uint8Array, limits: ArchiveLimits): Map<string, Uint8Array> {
-  if (data.length > limits.maxBytes) throw tooLarge(`archive is larger than ${limits.maxBytes} bytes`);
-  let declared = 0;
-  let entries = 0;
-  const names: string[] = [];
-  try {
-    // The filter sees the central directory; returning false inflates nothing.
-    unzipSync(data, {
-      filter(file) {
-        entries++;
-        declared += file.originalSize;
-        names.push(file.name);
-        return false;
-      },
-    });
-  } catch (err) {
-    throw bad([
-      {
-        field: 'file',
-        message: `not a readable ZIP archive: ${(err as Error).message}`,
-        code: 'invalid_archive',
-      },
-    ]);
-  }
-  if (entries > limits.maxEntries) throw tooLarge(`archive has more than ${limits.maxEntries} entries`);
-  if (declared > limits.maxUncompressedBytes)
-    throw tooLarge(`archive expands to more than ${limits.maxUncompressedBytes} bytes`);
-  const unsafe = names.filter((n) => !n.endsWith('/') && checkRelativePath(n) !== undefined);
-  if (unsafe.length > 0)
-    throw bad(
-      unsafe.slice(0, 20).map((n) => ({
-        field: n,
-        message: `unsafe entry name ${JSON.stringify(n)}: ${checkRelativePath(n)}`,
-        code: 'unsafe_path',
-      })),
-    );
-
-  // Declared sizes can lie; count what inflating really produces and stop at the limit.
-  const out = new Map<string, Uint8Array>();
-  let actual = 0;
-  let failure: ServiceError | undefined;
-  const unzip = new Unzip((file) => {
-    if (failure) return;
-    const chunks: Uint8Array[] = [];
-    file.ondata = (err, chunk, final) => {
-      if (failure) return;
-      if (err) {
-        failure = bad([
-          {
-            field: file.name,
-            message: `cannot inflate ${file.name}: ${err.message}`,
-            code: 'invalid_archive',
-          },
-        ]);
-        return;
-      }
-      actual += chunk.length;
-      if (actual > limits.maxUncompressedBytes) {
-        failure = tooLarge(`archive expands to more than ${limits.maxUncompressedBytes} bytes`);
-        file.terminate();
-        return;
-      }
-      chunks.push(chunk);
-      if (final && !file.name.endsWith('/')) out.set(file.name, Buffer.concat(chunks));
-    };
-    file.start();
-  });
-  unzip.register(UnzipInflate);
-  try {
-    // Fed in slices so a bomb is stopped after a bounded amount of inflation.
-    const step = 64 * 1024;
-    for (let i = 0; i < data.length && !failure; i += step)
-      unzip.push(data.subarray(i, Math.min(data.length, i + step)), i + step >= data.length);
-  } catch (err) {
-    failure ??= bad([
-      {
-        field: 'file',
-        message: `not a readable ZIP archive: ${(err as Error).message}`,
-        code: 'invalid_archive',
-      },
-    ]);
-  }
-  if (failure) throw failure;
-  return out;
+export interface LayoutEntry {
+  name: string;
+  isDirectory: boolean;
 }
 
-function str(v: unknown): v is string {
-  return typeof v === 'string';
-}
-
-function objOrNull(v: unknown): v is Record<string, unknown> | null {
-  return v === null || (typeof v === 'object' && !Array.isArray(v));
-}
-
-/** Reads and validates the whole archive; throws 400/413 with every problem found. */
-export function parseArchive(data: Uint8Array, limits: ArchiveLimits): ParsedExample[] {
-  const entries = unzipBounded(data, limits);
+/**
+ * Where each entry of an import goes, from its (already safe) name. Every file target is resolved
+ * against its example folder and refused unless it stays inside it: the names were checked
+ * segment by segment already, this is the second, independent guard.
+ */
+export function placeEntries(entries: readonly LayoutEntry[]): {
+  issues: Issue[];
+  placed: Map<string, { id: string; folder: ExampleFolder | 'json'; path: string }>;
+} {
   const issues: Issue[] = [];
-  const byId = new Map<
-    string,
-    { json?: Uint8Array; files: Record<ExampleFolder, Record<string, Uint8Array>> }
-  >();
-  for (const [name, bytes] of entries) {
-    const m = /^examples\/([^/]+)\/(?:(example\.json)|(input|expected)\/(.+))$/.exec(name);
+  const placed = new Map<string, { id: string; folder: ExampleFolder | 'json'; path: string }>();
+  for (const { name, isDirectory } of entries) {
+    if (isDirectory) continue;
+    const m = ENTRY.exec(name);
     if (!m) {
       issues.push({
         field: name,
@@ -213,10 +139,51 @@ export function parseArchive(data: Uint8Array, limits: ArchiveLimits): ParsedExa
       });
       continue;
     }
-    let slot = byId.get(id);
-    if (!slot) byId.set(id, (slot = { files: { input: {}, expected: {} } }));
-    if (m[2]) slot.json = bytes;
-    else slot.files[m[3] as ExampleFolder][m[4]!] = bytes;
+    if (m[2]) {
+      placed.set(name, { id, folder: 'json', path: 'example.json' });
+      continue;
+    }
+    const folder = m[3] as ExampleFolder;
+    const root = posix.join('/examples', id, folder);
+    const target = posix.resolve(root, m[4]!);
+    if (!target.startsWith(root + '/') || checkRelativePath(m[4]!) !== undefined) {
+      issues.push({
+        field: name,
+        message: `entry ${JSON.stringify(name)} resolves outside examples/${id}/${folder}`,
+        code: 'unsafe_path',
+      });
+      continue;
+    }
+    placed.set(name, { id, folder, path: target.slice(root.length + 1) });
+  }
+  return { issues, placed };
+}
+
+function str(v: unknown): v is string {
+  return typeof v === 'string';
+}
+
+function objOrNull(v: unknown): v is Record<string, unknown> | null {
+  return v === null || (typeof v === 'object' && !Array.isArray(v));
+}
+
+/**
+ * Builds the examples from the placed, extracted entries; `readJson` gives an example.json's
+ * bytes. Throws ArchiveRefusal (400) listing every problem found.
+ */
+export function parseExamples(
+  placed: Map<string, { id: string; folder: ExampleFolder | 'json'; path: string }>,
+  staged: Map<string, StagedFile>,
+  readJson: (file: string) => Uint8Array,
+): ParsedExample[] {
+  const issues: Issue[] = [];
+  const byId = new Map<string, { json?: string; files: Record<ExampleFolder, Record<string, StagedFile>> }>();
+  for (const [name, place] of placed) {
+    const file = staged.get(name)!;
+    let slot = byId.get(place.id);
+    if (!slot) byId.set(place.id, (slot = { files: { input: {}, expected: {} } }));
+    if (place.folder === 'json') slot.json = file.path;
+    else slot.files[place.folder][place.path] = file;
   }
   const parsed: ParsedExample[] = [];
   for (const [id, slot] of byId) {
@@ -227,7 +194,7 @@ export function parseArchive(data: Uint8Array, limits: ArchiveLimits): ParsedExa
     }
     let doc: Record<string, unknown>;
     try {
-      const v: unknown = JSON.parse(Buffer.from(slot.json).toString('utf8'));
+      const v: unknown = JSON.parse(Buffer.from(readJson(slot.json)).toString('utf8'));
       if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('not a JSON object');
       doc = v as Record<string, unknown>;
     } catch (err) {
@@ -280,6 +247,6 @@ export function parseArchive(data: Uint8Array, limits: ArchiveLimits): ParsedExa
       files: slot.files,
     });
   }
-  if (issues.length > 0) throw bad(issues.slice(0, 50));
+  if (issues.length > 0) throw new ArchiveRefusal(refused(issues));
   return parsed.sort((a, b) => (a.example.id < b.example.id ? -1 : 1));
 }

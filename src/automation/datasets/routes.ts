@@ -1,17 +1,17 @@
 // Routes of dataset examples, their input/expected files, and dataset import/export.
 
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { Type } from '@sinclair/typebox';
 import type { HttpRequest, HttpResponse } from '../../core/http/index.js';
 import { invalid, ServiceError } from '../errors.js';
-import { TooLargeError } from '../files/blobs.js';
 import type { ApiRoute } from '../http/api.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { principalOf } from '../http/principal.js';
 import { parseQuery, validateBody } from '../http/validate.js';
 import type { QualityContext } from '../quality.js';
-import { buildArchive, parseArchive } from './archive.js';
+import { sendArchive } from '../archives/transfer.js';
+import { datasetEntries, datasetSize, FIXED_MTIME } from './archive.js';
+import { receiveDataset } from './import.js';
 import { cleanPath, collectFileRefs, EXAMPLE_ID, splitFileRef } from './paths.js';
 import { newExampleId } from './store.js';
 import { exampleView, type ExampleFileRef, type ExampleFolder, type ExampleRecord } from './types.js';
@@ -392,19 +392,14 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
             throw invalid('example_ids', `unknown example ids: ${missing.join(', ')}`, 'not_found');
           list = list.filter((e) => ids.includes(e.id));
         }
-        const bundle = [];
-        for (const e of list) {
-          const files: Record<ExampleFolder, Record<string, Uint8Array>> = { input: {}, expected: {} };
-          for (const folder of ['input', 'expected'] as const)
-            for (const [path, ref] of Object.entries(e.files[folder]))
-              files[folder][path] = new Uint8Array(await readFile(q.blobs.pathOf(ref.sha256)));
-          bundle.push({ example: e, files });
-        }
-        const zip = buildArchive(bundle);
-        res
-          .header('content-type', 'application/zip')
-          .header('content-disposition', `attachment; filename="${a.slug}-dataset.zip"`)
-          .send(zip);
+        await sendArchive(res, q.archives, {
+          dir: q.tmpDir,
+          entries: datasetEntries(list, (sha) => q.blobs.pathOf(sha)),
+          bytes: datasetSize(list),
+          mtime: FIXED_MTIME,
+          limits: q.archiveLimits,
+          filename: `${a.slug}-dataset.zip`,
+        });
       },
     },
     {
@@ -424,42 +419,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       async handle(req, res) {
         const a = automation(req);
         const p = parseQuery<{ mode?: 'append' | 'replace' }>(ImportQuery, req.query);
-        let data: Uint8Array;
-        let formMode: string | undefined;
-        if (isMultipart(req)) {
-          const form = await parseMultipart(
-            req,
-            { fileBytes: q.archiveLimits.maxBytes, files: 1, fieldBytes: 1024 },
-            async (source, limit) => {
-              const chunks: Buffer[] = [];
-              let size = 0;
-              for await (const c of source) {
-                size += c.length;
-                if (size > limit) {
-                  throw new TooLargeError(limit);
-                }
-                chunks.push(c);
-              }
-              return Buffer.concat(chunks);
-            },
-            async () => {},
-          );
-          const part = form.files[0];
-          if (!part) throw invalid('file', 'the multipart body has no file part');
-          data = part.stored;
-          formMode = form.fields['mode'];
-        } else {
-          data = await req.body();
-          if (data.length > q.archiveLimits.maxBytes)
-            throw new ServiceError(
-              413,
-              'archive_too_large',
-              `archive is larger than ${q.archiveLimits.maxBytes} bytes`,
-            );
-        }
-        const mode = p.mode ?? formMode ?? 'append';
-        if (mode !== 'append' && mode !== 'replace') throw invalid('mode', 'mode must be append or replace');
-        const parsed = parseArchive(data, q.archiveLimits);
+        const { mode, parsed, discard } = await receiveDataset(req, q, p.mode);
         // Blobs first (content-addressed, harmless if the transaction below never happens).
         const staged: string[] = [];
         try {
@@ -468,10 +428,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
           for (const { example: ex, files } of parsed) {
             const refs: Record<ExampleFolder, Record<string, ExampleFileRef>> = { input: {}, expected: {} };
             for (const folder of ['input', 'expected'] as const)
-              for (const [path, bytes] of Object.entries(files[folder])) {
-                const blob = await q.blobs.writeBuffer(
-                  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-                );
+              for (const [path, file] of Object.entries(files[folder])) {
+                const blob = await q.blobs.write(createReadStream(file.path));
                 staged.push(blob.sha256);
                 refs[folder][path] = {
                   sha256: blob.sha256,
@@ -497,6 +455,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
               files: refs,
             });
           }
+          await discard();
           const result = await examples.apply(tenant(req), a.id, mode, records);
           const expectedSet = result.created.filter(
             (r) => r.expected !== null || Object.keys(r.files.expected).length > 0,
@@ -524,6 +483,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
             });
         } finally {
           for (const sha of staged) await q.discardBlob(sha);
+          await discard();
         }
       },
     },

@@ -7,7 +7,7 @@ import { invalid } from '../errors.js';
 import type { BlobStore } from '../files/blobs.js';
 import type { RunService, StagedInputFile } from '../runs/service.js';
 import type { RunRecord } from '../runs/types.js';
-import { collectFileRefs, splitFileRef } from './paths.js';
+import { checkRelativePath, collectFileRefs, splitFileRef } from './paths.js';
 import type { ExampleRecord } from './types.js';
 
 /** Where the run will hold an example input file: input/<dir or "files">/<name>. */
@@ -51,6 +51,17 @@ export async function startExampleRun(
       throw invalid(
         `input.${at}`,
         `$file ${JSON.stringify(ref)} names no input file of example ${example.id}`,
+      );
+  }
+  // Paths become folders of the run directory; one stored before archive names were checked
+  // properly must not reach the file system.
+  for (const path of Object.keys(example.files.input)) {
+    const problem = checkRelativePath(path);
+    if (problem)
+      throw invalid(
+        `files.input.${path}`,
+        `example ${example.id} holds an unsafe input path: ${problem}`,
+        'unsafe_path',
       );
   }
   const files: StagedInputFile[] = Object.entries(example.files.input).map(([path, ref]) => ({

@@ -9,6 +9,7 @@ import type { RunService } from '../runs/service.js';
 import type { FileStore } from '../files/store.js';
 import type { ScoreStore } from '../runs/scores.js';
 import type { DownloadTokens } from './tokens.js';
+import type { ArchivePool } from '../archives/pool.js';
 import type { RunListPage, RunListQuery } from '../runs/list.js';
 
 export interface ApiDeps {
@@ -20,6 +21,8 @@ export interface ApiDeps {
   tokens: DownloadTokens;
   auth: Authenticator;
   tmpDir: string;
+  /** Archive work (ZIP reading and writing) off the event loop. */
+  archives: ArchivePool;
   listRuns(q: RunListQuery): RunListPage;
   /** Time of the tenant's latest closed review (the review side keeps it); undefined when none. */
   lastReviewClosedAt(tenant: string): number | undefined;

@@ -1,11 +1,13 @@
 // Run artifacts: the list, one artifact's bytes, and ZIPs (outputs only; or the review bundle
-// with output/ and expected/). The ZIP may be fetched with a signed token instead of a key.
+// with output/ and expected/). The ZIP may be fetched with a signed token instead of a key; it is
+// written by an archive worker and streamed (src/automation/archives/).
 
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { zipSync, type Zippable } from 'fflate';
 import { hasScope } from '../../core/auth/types.js';
 import { HttpError, type HttpRequest } from '../../core/http/index.js';
+import { sendArchive } from '../archives/transfer.js';
+import type { BuildEntry } from '../archives/zip-writer.js';
 import { invalid, notFound, ServiceError } from '../errors.js';
 import * as S from '../openapi/schemas.js';
 import type { ApiDeps, ApiRoute } from './api.js';
@@ -14,16 +16,16 @@ import { parseQuery } from './validate.js';
 
 const COMPRESSED = /^(image\/(png|jpeg|gif|webp)|application\/(zip|gzip|pdf)|video\/|audio\/)/;
 
-async function listDir(dir: string): Promise<string[]> {
+/** Regular files under `dir` (symlinks are not followed), with their sizes for the limits. */
+async function listDir(dir: string): Promise<{ name: string; size: number }[]> {
   try {
     const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-    return entries
-      .filter((e) => e.isFile())
-      .map((e) =>
-        relative(dir, join(e.parentPath ?? (e as unknown as { path: string }).path, e.name))
-          .split(sep)
-          .join('/'),
-      );
+    const out: { name: string; size: number }[] = [];
+    for (const e of entries.filter((x) => x.isFile())) {
+      const path = join(e.parentPath ?? (e as unknown as { path: string }).path, e.name);
+      out.push({ name: relative(dir, path).split(sep).join('/'), size: (await stat(path)).size });
+    }
+    return out;
   } catch {
     return [];
   }
@@ -106,26 +108,28 @@ export function artifactRoutes(deps: ApiDeps): ApiRoute[] {
           });
           return;
         }
-        const entries: Zippable = {};
+        const entries: BuildEntry[] = [];
+        let bytes = 0;
         for (const f of outputs) {
-          const data = new Uint8Array(await readFile(join(dir, f.path)));
           const name = bundle ? `output/${f.name}` : f.name;
-          entries[name] = [data, { level: COMPRESSED.test(f.contentType) ? 0 : 6 }];
+          entries.push({ name, file: join(dir, f.path), level: COMPRESSED.test(f.contentType) ? 0 : 6 });
+          bytes += f.size;
         }
         if (bundle) {
           const expectedDir = join(dir, 'expected');
-          for (const name of await listDir(expectedDir)) {
-            entries[`expected/${name}`] = [
-              new Uint8Array(await readFile(join(expectedDir, name))),
-              { level: 6 },
-            ];
+          for (const { name, size } of await listDir(expectedDir)) {
+            entries.push({ name: `expected/${name}`, file: join(expectedDir, name), level: 6 });
+            bytes += size;
           }
         }
-        const bytes = zipSync(entries);
-        res
-          .header('content-type', 'application/zip')
-          .header('content-disposition', `attachment; filename="${run.id}${bundle ? '-review' : ''}.zip"`)
-          .send(bytes);
+        await sendArchive(res, deps.archives, {
+          dir: deps.tmpDir,
+          entries,
+          bytes,
+          mtime: Date.now(),
+          limits: deps.settings.archiveLimits,
+          filename: `${run.id}${bundle ? '-review' : ''}.zip`,
+        });
       },
     },
     {

@@ -28,6 +28,7 @@ import { RunService } from './runs/service.js';
 import { RunStore } from './runs/store.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
 import { qualityContributor } from './quality.js';
+import { ScriptPool, scriptPoolOptionsFromEnv } from './evals/index.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
 export type { ScoreStore, EvalResult } from './runs/scores.js';
@@ -42,6 +43,8 @@ export interface AutomationCore {
   runs: RunService;
   scores: ScoreStore;
   files: FileStore;
+  /** Worker threads for tenant-written code and patterns: custom scripts, regexes, schemas. */
+  evalPool: ScriptPool;
 }
 
 export interface RunningAutomation extends RunningService {
@@ -82,6 +85,7 @@ export async function startAutomation(
     runsPerThread: settings.runsPerThread,
     cancelGraceMs: settings.cancelGraceMs,
   });
+  const evalPool = new ScriptPool(scriptPoolOptionsFromEnv(ctx.env));
   try {
     const repo = new RegistryRepository({
       path: settings.registryPath,
@@ -103,6 +107,7 @@ export async function startAutomation(
         ...(settings.openaiModel ? { openaiModel: settings.openaiModel } : {}),
       },
       log,
+      schemaPool: evalPool,
     });
     const recovered = await runs.recover();
     if (recovered.requeued + recovered.failed > 0)
@@ -117,7 +122,7 @@ export async function startAutomation(
     }
     const files = new FileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
     const scores = new LmdbScoreStore(db);
-    const core: AutomationCore = { settings, db, registry, runs, scores, files };
+    const core: AutomationCore = { settings, db, registry, runs, scores, files, evalPool };
     const closers: (() => Promise<void>)[] = [];
     const deps: ApiDeps = {
       settings,
@@ -196,11 +201,13 @@ export async function startAutomation(
         for (const close of closers) await close();
         await runs.close();
         await pool.close();
+        await evalPool.close();
         await db.close();
       },
     };
   } catch (err) {
     await pool.close();
+    await evalPool.close();
     await db.close();
     throw err;
   }

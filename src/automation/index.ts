@@ -77,6 +77,8 @@ export async function startAutomation(
   if (ctx.thread.index !== 0)
     throw new Error('the automation service is stateful and must run on front-end thread 0 only');
   const settings = loadAutomationSettings(ctx.env, ctx.core);
+  // Threads start on first use; built before anything opens so a bad setting leaks nothing.
+  const evalPool = new ScriptPool(scriptPoolOptionsFromEnv(ctx.env));
   const log = ctx.log.child({ service: 'automation' });
   await mkdir(settings.dataDir, { recursive: true });
   const db = openAutomationDb(join(settings.dataDir, 'meta.lmdb'));
@@ -85,7 +87,6 @@ export async function startAutomation(
     runsPerThread: settings.runsPerThread,
     cancelGraceMs: settings.cancelGraceMs,
   });
-  const evalPool = new ScriptPool(scriptPoolOptionsFromEnv(ctx.env));
   try {
     const repo = new RegistryRepository({
       path: settings.registryPath,

@@ -30,6 +30,7 @@ import { RunStore } from './runs/store.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
 import { qualityContributor } from './quality.js';
 import { lastClosedKey } from './reviews/store.js';
+import { ScriptPool, scriptPoolOptionsFromEnv } from './evals/index.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
 export type { ScoreStore, EvalResult } from './runs/scores.js';
@@ -46,6 +47,8 @@ export interface AutomationCore {
   files: FileStore;
   /** Archive work (ZIP reading and writing) off the event loop. */
   archives: ArchivePool;
+  /** Worker threads for tenant-written code and patterns: custom scripts, regexes, schemas. */
+  evalPool: ScriptPool;
 }
 
 export interface RunningAutomation extends RunningService {
@@ -78,6 +81,8 @@ export async function startAutomation(
   if (ctx.thread.index !== 0)
     throw new Error('the automation service is stateful and must run on front-end thread 0 only');
   const settings = loadAutomationSettings(ctx.env, ctx.core);
+  // Threads start on first use; built before anything opens so a bad setting leaks nothing.
+  const evalPool = new ScriptPool(scriptPoolOptionsFromEnv(ctx.env));
   const log = ctx.log.child({ service: 'automation' });
   await mkdir(settings.dataDir, { recursive: true });
   const db = openAutomationDb(join(settings.dataDir, 'meta.lmdb'));
@@ -111,6 +116,7 @@ export async function startAutomation(
         ...(settings.openaiModel ? { openaiModel: settings.openaiModel } : {}),
       },
       log,
+      schemaPool: evalPool,
     });
     const recovered = await runs.recover();
     if (recovered.requeued + recovered.failed > 0)
@@ -125,7 +131,7 @@ export async function startAutomation(
     }
     const files = new FileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
     const scores = new LmdbScoreStore(db);
-    const core: AutomationCore = { settings, db, registry, runs, scores, files, archives };
+    const core: AutomationCore = { settings, db, registry, runs, scores, files, archives, evalPool };
     const closers: (() => Promise<void>)[] = [];
     const deps: ApiDeps = {
       settings,
@@ -206,12 +212,14 @@ export async function startAutomation(
         await runs.close();
         await pool.close();
         await archives.close();
+        await evalPool.close();
         await db.close();
       },
     };
   } catch (err) {
     await pool.close();
     await archives.close();
+    await evalPool.close();
     await db.close();
     throw err;
   }

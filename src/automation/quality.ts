@@ -1,6 +1,6 @@
-// The quality half of the automation service (issue 7): dataset examples and archives,
-// evaluator configuration, experiments, reviews and review health. It plugs into
-// startAutomation as a RouteContributor and owns the evaluator script pool.
+// The quality half of the automation service: dataset examples and archives, evaluator
+// configuration, experiments, reviews and review health. It plugs into startAutomation as a
+// RouteContributor; the evaluator worker pool is the service's (AutomationCore.evalPool).
 
 import type { Logger } from 'pino';
 import type { EnvReader } from '../core/settings/index.js';
@@ -12,12 +12,8 @@ import type { AutomationRegistry } from './registry/service.js';
 import type { RunService } from './runs/service.js';
 import type { ScoreStore } from './runs/scores.js';
 import type { AutomationSettings } from './settings.js';
-import {
-  DeterministicJudgeProvider,
-  ScriptPool,
-  scriptPoolOptionsFromEnv,
-  type ModelProvider,
-} from './evals/index.js';
+import type { ModelProvider, ScriptPool } from './evals/index.js';
+import { createJudgeProvider } from './experiments/judge-provider.js';
 import type { ArchiveLimits } from './archives/limits.js';
 import type { ArchivePool } from './archives/pool.js';
 import { datasetRoutes } from './datasets/routes.js';
@@ -71,14 +67,14 @@ export function buildQualityContext(
   core: AutomationCore,
   deps: { tmpDir: string },
   env: EnvReader,
-  provider: ModelProvider = new DeterministicJudgeProvider(),
+  provider: ModelProvider = createJudgeProvider(core.settings),
 ): { q: QualityContext; pool: ScriptPool } {
   const log = createLogger('automation-quality');
   const s = loadQualitySettings(env);
-  const pool = new ScriptPool(scriptPoolOptionsFromEnv(env));
+  const pool = core.evalPool;
   const blobs = core.files.blobs;
   const examples = new ExampleStore(core.db, blobs);
-  const evaluators = new EvaluatorStore(core.db);
+  const evaluators = new EvaluatorStore(core.db, { customScripts: pool.customScripts });
   const scorer = new RunScorer({ runs: core.runs, scores: core.scores, blobs, evaluators, pool, provider });
   const onError = (err: unknown, experimentId: string) =>
     log.warn({ err, experimentId }, 'experiment step failed');
@@ -118,10 +114,10 @@ export function buildQualityContext(
   return { q, pool };
 }
 
-/** The RouteContributor startAutomation registers; it closes its pool and experiments on shutdown. */
+/** The RouteContributor startAutomation registers; it closes its experiments on shutdown. */
 export function qualityContributor(env: EnvReader): RouteContributor {
   return (core, deps): ApiRoute[] => {
-    const { q, pool } = buildQualityContext(core, deps, env);
+    const { q } = buildQualityContext(core, deps, env);
     void q.experiments.recover().then(
       (n) =>
         n > 0 && q.log.info({ experiments: n }, 'experiments cut off by the last stop closed as interrupted'),
@@ -129,7 +125,6 @@ export function qualityContributor(env: EnvReader): RouteContributor {
     );
     deps.onClose?.(async () => {
       await q.experiments.close();
-      await pool.close();
     });
     return [...datasetRoutes(q), ...evaluatorRoutes(q), ...experimentRoutes(q), ...reviewRoutes(q)];
   };

@@ -30,6 +30,8 @@ export interface AutomationSettings {
   readonly openaiBaseUrl: string | undefined;
   readonly openaiApiKey: string | undefined;
   readonly openaiModel: string | undefined;
+  /** Model of llm-judge evaluators whose config names none (`deterministic`: the offline judge). */
+  readonly judgeModel: string | undefined;
 }
 
 export function loadAutomationSettings(env: EnvReader, core: CoreSettings): AutomationSettings {
@@ -64,5 +66,6 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     openaiBaseUrl: env.optionalString('AUTOMATION_OPENAI_BASE_URL'),
     openaiApiKey: env.optionalString('AUTOMATION_OPENAI_API_KEY'),
     openaiModel: env.optionalString('AUTOMATION_OPENAI_MODEL'),
+    judgeModel: env.optionalString('AUTOMATION_JUDGE_MODEL'),
   });
 }

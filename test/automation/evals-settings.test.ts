@@ -10,6 +10,8 @@ describe('scriptPoolOptionsFromEnv', () => {
       defaultMemoryLimitMb: 64,
       graceMs: 2000,
       idleTimeoutMs: 30_000,
+      patternTimeoutMs: 1000,
+      customScripts: true,
     });
   });
 
@@ -19,12 +21,16 @@ describe('scriptPoolOptionsFromEnv', () => {
       AUTOMATION_EVAL_MEMORY_MB: '128',
       AUTOMATION_EVAL_KILL_GRACE: '500ms',
       AUTOMATION_EVAL_IDLE_TIMEOUT: '1m',
+      AUTOMATION_PATTERN_TIMEOUT: '250ms',
+      AUTOMATION_CUSTOM_SCRIPTS: 'false',
     });
     assert.deepEqual(scriptPoolOptionsFromEnv(env), {
       maxThreads: 2,
       defaultMemoryLimitMb: 128,
       graceMs: 500,
       idleTimeoutMs: 60_000,
+      patternTimeoutMs: 250,
+      customScripts: false,
     });
   });
 
@@ -34,6 +40,8 @@ describe('scriptPoolOptionsFromEnv', () => {
       ['AUTOMATION_EVAL_THREADS', 'many'],
       ['AUTOMATION_EVAL_MEMORY_MB', '8'],
       ['AUTOMATION_EVAL_KILL_GRACE', 'soon'],
+      ['AUTOMATION_PATTERN_TIMEOUT', 'soon'],
+      ['AUTOMATION_CUSTOM_SCRIPTS', 'maybe'],
     ] as const) {
       assert.throws(
         () => scriptPoolOptionsFromEnv(new EnvReader({ [name]: value })),

@@ -23,9 +23,14 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+/** `dataDir`: start on an existing data directory (a restart); the caller removes it. */
+export async function startHarness(
+  env: Record<string, string> = {},
+  opts: { dataDir?: string } = {},
+): Promise<Harness> {
   const ctx = await makeTestContext({
     env: { AUTOMATION_POOL_THREADS: '1', AUTOMATION_CANCEL_GRACE: '300ms', ...env },
+    ...(opts.dataDir === undefined ? {} : { dataDir: opts.dataDir }),
   });
   const service = await startAutomation(ctx.ctx);
   const url = service.url;

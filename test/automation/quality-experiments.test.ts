@@ -66,7 +66,7 @@ evaluators:
   - name: judge
     type: llm-judge
     weight: 0
-    config: { promptExtension: 'Same text, same counts, nothing invented.' }
+    config: { promptExtension: 'Same text, same counts, nothing invented.', model: deterministic }
 `;
 
 function parseCsv(text: string): string[][] {

@@ -10,7 +10,13 @@ import {
   TYPE_READERS,
   type BaseFields,
 } from './config-types.js';
-import { EVALUATOR_TYPES, type EvaluatorSpec, type EvaluatorType, type ParseResult } from './types.js';
+import {
+  CUSTOM_SCRIPTS_DISABLED,
+  EVALUATOR_TYPES,
+  type EvaluatorSpec,
+  type EvaluatorType,
+  type ParseResult,
+} from './types.js';
 
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 export const MAX_EVALUATORS = 100;
@@ -19,11 +25,17 @@ const NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const TYPE_ALIASES: Readonly<Record<string, EvaluatorType>> = { javascript: 'custom-script' };
 const COMMON_FIELDS = ['name', 'type', 'weight', 'threshold', 'description'];
 
+export interface ParseOptions {
+  /** false: a custom-script (javascript) evaluator is refused (AUTOMATION_CUSTOM_SCRIPTS). */
+  readonly customScripts?: boolean;
+}
+
 function readEvaluator(
   r: ConfigReader,
   at: FieldPath,
   raw: unknown,
   names: Set<string>,
+  opts: ParseOptions,
 ): EvaluatorSpec | undefined {
   const m = r.mapping(at, raw);
   if (m === undefined) return undefined;
@@ -55,6 +67,8 @@ function readEvaluator(
         [...at, 'type'],
         `unknown evaluator type "${m.type}" (known: ${EVALUATOR_TYPES.join(', ')}, javascript)`,
       );
+    else if (type === 'custom-script' && opts.customScripts === false)
+      r.error([...at, 'type'], CUSTOM_SCRIPTS_DISABLED);
   }
 
   const weight =
@@ -94,7 +108,7 @@ function readEvaluator(
   return TYPE_READERS[type]({ r, at, m, cfg, base }, threshold ?? DEFAULT_THRESHOLDS[type]);
 }
 
-function readConfig(r: ConfigReader, root: unknown): ParseResult {
+function readConfig(r: ConfigReader, root: unknown, opts: ParseOptions): ParseResult {
   if (root === null || root === undefined) {
     r.error([], 'the document is empty; expected a mapping with "evaluators"');
     return { ok: false, errors: r.issues };
@@ -119,7 +133,7 @@ function readConfig(r: ConfigReader, root: unknown): ParseResult {
   else {
     const names = new Set<string>();
     root.evaluators.forEach((raw: unknown, i) => {
-      const spec = readEvaluator(r, ['evaluators', i], raw, names);
+      const spec = readEvaluator(r, ['evaluators', i], raw, names, opts);
       if (spec !== undefined) evaluators.push(spec);
     });
   }
@@ -127,7 +141,7 @@ function readConfig(r: ConfigReader, root: unknown): ParseResult {
   return { ok: true, config: { passThreshold, evaluators } };
 }
 
-export function parseEvaluatorConfig(yamlText: string): ParseResult {
+export function parseEvaluatorConfig(yamlText: string, opts: ParseOptions = {}): ParseResult {
   if (typeof yamlText !== 'string') {
     return {
       ok: false,
@@ -179,5 +193,5 @@ export function parseEvaluatorConfig(yamlText: string): ParseResult {
       ],
     };
   }
-  return readConfig(new ConfigReader(doc, lines), root);
+  return readConfig(new ConfigReader(doc, lines), root, opts);
 }

@@ -6,7 +6,19 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { RegexTask, RegexTaskResult, ScriptTask, ScriptTaskResult } from './script-runner.js';
+import type { JsonSchema } from './schema-check.js';
+import { CUSTOM_SCRIPTS_DISABLED } from './types.js';
+import type {
+  RegexTask,
+  RegexTaskResult,
+  SchemaTask,
+  SchemaTaskResult,
+  ScriptTask,
+  ScriptTaskResult,
+} from './script-runner.js';
+
+type Task = ScriptTask | RegexTask | SchemaTask;
+type TaskResult = ScriptTaskResult | RegexTaskResult | SchemaTaskResult;
 
 export interface ScriptPoolOptions {
   /** Threads per memory limit. Default 1: scripts are rare next to the runs they score. */
@@ -16,7 +28,14 @@ export interface ScriptPoolOptions {
   /** A running task is killed this long after its own timeout if the vm timeout did not fire. */
   readonly graceMs?: number;
   readonly idleTimeoutMs?: number;
+  /** Time limit of a user regex or of a validation against a schema with patterns. */
+  readonly patternTimeoutMs?: number;
+  /** false: custom scripts are refused (node:vm in a worker is not a security boundary). */
+  readonly customScripts?: boolean;
 }
+
+/** Heap cap of the threads that validate schemas: a run input may be megabytes of JSON. */
+const SCHEMA_MEMORY_MB = 256;
 
 export interface ScriptRunRequest {
   readonly script: string;
@@ -28,13 +47,14 @@ export interface ScriptRunRequest {
 
 interface Failure {
   readonly ok: false;
-  readonly kind: 'timeout' | 'memory' | 'threw' | 'compile' | 'crashed' | 'aborted';
+  readonly kind: 'timeout' | 'memory' | 'threw' | 'compile' | 'crashed' | 'aborted' | 'disabled';
   readonly message: string;
 }
 
 export type ScriptRunOutcome = { readonly ok: true; readonly json: string } | Failure;
 export type RegexRunOutcome =
   { readonly ok: true; readonly match: null | { readonly text: string; readonly index: number } } | Failure;
+export type SchemaRunOutcome = Extract<SchemaTaskResult, { ok: true }> | Failure;
 
 /** The worker entry, as .ts when running from sources (tsx) and .js once compiled. */
 function workerFile(): string {
@@ -52,13 +72,16 @@ function codeOf(err: unknown): string | undefined {
 }
 
 export class ScriptPool {
-  readonly #pools = new Map<number, Piscina<ScriptTask | RegexTask, ScriptTaskResult | RegexTaskResult>>();
+  readonly #pools = new Map<number, Piscina<Task, TaskResult>>();
   readonly #file = workerFile();
   readonly #maxThreads: number;
   readonly #graceMs: number;
   readonly #idleTimeoutMs: number;
   readonly defaultMemoryLimitMb: number;
+  readonly patternTimeoutMs: number;
+  readonly customScripts: boolean;
   #closed = false;
+  #running = 0;
   #lastPoolError: string | null = null;
 
   constructor(opts: ScriptPoolOptions = {}) {
@@ -66,6 +89,8 @@ export class ScriptPool {
     this.defaultMemoryLimitMb = opts.defaultMemoryLimitMb ?? 64;
     this.#graceMs = opts.graceMs ?? 2000;
     this.#idleTimeoutMs = opts.idleTimeoutMs ?? 30_000;
+    this.patternTimeoutMs = opts.patternTimeoutMs ?? 1000;
+    this.customScripts = opts.customScripts ?? true;
   }
 
   /** Limits are rounded up to a power of two so configs cannot make a pool per MiB value. */
@@ -73,10 +98,10 @@ export class ScriptPool {
     return 2 ** Math.ceil(Math.log2(Math.max(16, requested)));
   }
 
-  #pool(memoryLimitMb: number): Piscina<ScriptTask | RegexTask, ScriptTaskResult | RegexTaskResult> {
+  #pool(memoryLimitMb: number): Piscina<Task, TaskResult> {
     let pool = this.#pools.get(memoryLimitMb);
     if (pool === undefined) {
-      pool = new Piscina<ScriptTask | RegexTask, ScriptTaskResult | RegexTaskResult>({
+      pool = new Piscina<Task, TaskResult>({
         filename: this.#file,
         name: 'default',
         minThreads: 0,
@@ -102,6 +127,7 @@ export class ScriptPool {
 
   /** Runs a custom script; every failure comes back as an outcome, never as a rejection. */
   async run(req: ScriptRunRequest): Promise<ScriptRunOutcome> {
+    if (!this.customScripts) return { ok: false, kind: 'disabled', message: CUSTOM_SCRIPTS_DISABLED };
     const task: ScriptTask = { script: req.script, data: req.data, timeoutMs: req.timeoutMs };
     return this.#dispatch<ScriptTaskResult>(
       task,
@@ -116,27 +142,46 @@ export class ScriptPool {
     pattern: string;
     flags: string;
     text: string;
-    timeoutMs: number;
+    timeoutMs?: number;
     signal?: AbortSignal;
   }): Promise<RegexRunOutcome> {
+    const timeoutMs = req.timeoutMs ?? this.patternTimeoutMs;
     const task: RegexTask = {
       kind: 'regex',
       pattern: req.pattern,
       flags: req.flags,
       text: req.text,
-      timeoutMs: req.timeoutMs,
+      timeoutMs,
     };
-    return this.#dispatch<RegexTaskResult>(task, req.timeoutMs, this.defaultMemoryLimitMb, req.signal);
+    return this.#dispatch<RegexTaskResult>(task, timeoutMs, this.defaultMemoryLimitMb, req.signal);
+  }
+
+  /** Validates `value` against `schema` (ajv) under a time limit, off this thread. */
+  async validateSchema(req: {
+    schema: JsonSchema;
+    value: unknown;
+    timeoutMs?: number;
+    signal?: AbortSignal;
+  }): Promise<SchemaRunOutcome> {
+    const timeoutMs = req.timeoutMs ?? this.patternTimeoutMs;
+    const task: SchemaTask = { kind: 'schema', schema: req.schema, value: req.value, timeoutMs };
+    const memoryMb = Math.max(this.defaultMemoryLimitMb, SCHEMA_MEMORY_MB);
+    return this.#dispatch<SchemaTaskResult>(task, timeoutMs, memoryMb, req.signal);
   }
 
   /** R is what the worker answers for this kind of task (runPoolTask dispatches on `kind`). */
-  async #dispatch<R extends ScriptTaskResult | RegexTaskResult>(
-    base: ScriptTask | RegexTask,
+  async #dispatch<R extends TaskResult>(
+    base: Task,
     timeoutMs: number,
     memoryLimitMb: number,
     signal: AbortSignal | undefined,
   ): Promise<R | Failure> {
-    const what = base.kind === 'regex' ? 'the regular expression' : 'the script';
+    const what =
+      base.kind === 'regex'
+        ? 'the regular expression'
+        : base.kind === 'schema'
+          ? 'the schema validation'
+          : 'the script';
     if (this.#closed) return { ok: false, kind: 'crashed', message: 'the script pool is closed' };
     if (signal?.aborted) return { ok: false, kind: 'aborted', message: 'scoring was cancelled' };
     const pool = this.#pool(ScriptPool.effectiveMemoryLimitMb(memoryLimitMb));
@@ -144,8 +189,13 @@ export class ScriptPool {
     const watchdog = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
+    let started = false;
+    let settled = false;
     // The backstop starts when the task starts; queueing behind other scripts is not its time.
     port1.once('message', () => {
+      if (settled) return;
+      started = true;
+      this.#running++;
       timer = setTimeout(() => {
         timedOut = true;
         watchdog.abort();
@@ -176,10 +226,17 @@ export class ScriptPool {
       const message = err instanceof Error ? err.message : String(err);
       return { ok: false, kind: 'crashed', message: `the worker running ${what} failed: ${message}` };
     } finally {
+      settled = true;
       if (timer !== undefined) clearTimeout(timer);
+      if (started) this.#running--;
       signal?.removeEventListener('abort', onCallerAbort);
       port1.close();
     }
+  }
+
+  /** Tasks executing in a worker right now (not counting queued ones). */
+  get running(): number {
+    return this.#running;
   }
 
   /** The last failure of a worker outside any task, for health reporting. */

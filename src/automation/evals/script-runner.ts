@@ -1,11 +1,15 @@
-// Runs one custom-script evaluator inside a piscina worker. The script is compiled as a
+// Runs tenant-written code in a piscina worker: custom-script evaluators, regex evaluators and
+// validations against JSON Schemas with `pattern` (schema-check.ts). A script is compiled as a
 // function body in a fresh node:vm context per task, so scripts share nothing; the vm timeout
-// stops loops (also microtask loops, via microtaskMode 'afterEvaluate'); the worker's
-// resourceLimits stop heap bombs by killing this thread, which the pool side reports.
-// Data goes in and out as JSON text parsed inside the context, so the script never holds an
-// object of the worker's realm (whose constructors would lead back to `process`).
+// stops loops (also microtask loops, via microtaskMode 'afterEvaluate') and backtracking
+// regexes; the worker's resourceLimits stop heap bombs by killing this thread, which the pool
+// side reports. Data goes in and out of a script as JSON text parsed inside the context, so the
+// script never holds an object of the worker's realm (whose constructors would lead back to
+// `process`).
 import * as vm from 'node:vm';
 import type { MessagePort } from 'node:worker_threads';
+import { issuesOf, type SchemaIssue } from './schema-check.js';
+import { cachedCompile } from './schema-compiler.js';
 
 export const SCRIPT_PARAMS = ['output', 'actual', 'expected', 'input'] as const;
 const MAX_RESULT_CHARS = 256 * 1024;
@@ -29,6 +33,19 @@ export interface RegexTask {
   readonly timeoutMs: number;
   readonly port?: MessagePort;
 }
+
+/** A JSON Schema validation whose schema holds user patterns (see schema-check.ts). */
+export interface SchemaTask {
+  readonly kind: 'schema';
+  readonly schema: boolean | Record<string, unknown>;
+  readonly value: unknown;
+  readonly timeoutMs: number;
+  readonly port?: MessagePort;
+}
+
+export type SchemaTaskResult =
+  | { readonly ok: true; readonly valid: boolean; readonly issues: readonly SchemaIssue[] }
+  | { readonly ok: false; readonly kind: 'timeout' | 'threw'; readonly message: string };
 
 export type RegexTaskResult =
   | { readonly ok: true; readonly match: null | { readonly text: string; readonly index: number } }
@@ -137,9 +154,45 @@ function runRegexTask(task: RegexTask): RegexTaskResult {
   }
 }
 
-export function runPoolTask(task: ScriptTask | RegexTask): ScriptTaskResult | RegexTaskResult {
+let schemaContext: vm.Context | undefined;
+const SCHEMA_RUN = new vm.Script('__run()');
+
+function runSchemaTask(task: SchemaTask): SchemaTaskResult {
+  let validate: ReturnType<typeof cachedCompile>;
+  try {
+    validate = cachedCompile(task.schema);
+  } catch (err) {
+    return { ok: false, kind: 'threw', message: `the schema does not compile: ${messageOf(err)}` };
+  }
+  // The vm timeout interrupts whatever JavaScript runs while the script does, including ajv's
+  // generated code and the RegExps it calls, which live in this worker's own realm.
+  schemaContext ??= vm.createContext(Object.create(null) as object, {
+    codeGeneration: { strings: false, wasm: false },
+  });
+  Object.assign(schemaContext, { __run: () => validate(task.value) });
+  try {
+    const valid = SCHEMA_RUN.runInContext(schemaContext, { timeout: task.timeoutMs }) === true;
+    return { ok: true, valid, issues: valid ? [] : issuesOf(validate.errors) };
+  } catch (err) {
+    const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+    if (code === 'ERR_SCRIPT_EXECUTION_TIMEOUT')
+      return {
+        ok: false,
+        kind: 'timeout',
+        message: `validation against the schema ran longer than ${task.timeoutMs} ms and was stopped (a "pattern" that backtracks?)`,
+      };
+    return { ok: false, kind: 'threw', message: messageOf(err) };
+  } finally {
+    Object.assign(schemaContext, { __run: undefined });
+  }
+}
+
+export function runPoolTask(
+  task: ScriptTask | RegexTask | SchemaTask,
+): ScriptTaskResult | RegexTaskResult | SchemaTaskResult {
   task.port?.postMessage('started');
   task.port?.close();
+  if (task.kind === 'schema') return runSchemaTask(task);
   return task.kind === 'regex' ? runRegexTask(task) : runScriptTask(task);
 }
 

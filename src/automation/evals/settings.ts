@@ -14,5 +14,10 @@ export function scriptPoolOptionsFromEnv(env: EnvReader): Required<ScriptPoolOpt
     }),
     graceMs: env.duration('AUTOMATION_EVAL_KILL_GRACE', 2000),
     idleTimeoutMs: env.duration('AUTOMATION_EVAL_IDLE_TIMEOUT', 30_000),
+    // Regex evaluators and validation against schemas with `pattern` (evaluators, run input
+    // and output schemas); legitimate patterns finish in microseconds.
+    patternTimeoutMs: env.duration('AUTOMATION_PATTERN_TIMEOUT', 1000),
+    // On by default so existing configs keep working; docs/security.md says what it exposes.
+    customScripts: env.bool('AUTOMATION_CUSTOM_SCRIPTS', true),
   };
 }

@@ -16,6 +16,10 @@ export const EVALUATOR_TYPES = [
 
 export type EvaluatorType = (typeof EVALUATOR_TYPES)[number];
 
+/** Why a custom-script evaluator is refused at validation and not run when scoring. */
+export const CUSTOM_SCRIPTS_DISABLED =
+  'custom scripts are disabled on this server (AUTOMATION_CUSTOM_SCRIPTS=false)';
+
 /** `{ $expected: "/pointer" }` in YAML: the operand is read from the example's expected output. */
 export interface ExpectedRef {
   readonly $expected: string;
@@ -156,7 +160,7 @@ export interface ModelProvider {
   complete(
     messages: readonly ChatMessage[],
     opts: CompletionOptions,
-  ): Promise<{ text: string; usage: CompletionUsage }>;
+  ): Promise<{ text: string; usage: CompletionUsage; /** The model that answered. */ model?: string }>;
 }
 
 export interface EvaluatorResult {

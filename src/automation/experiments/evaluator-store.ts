@@ -6,7 +6,7 @@
 import type { Database } from 'lmdb';
 import type { AutomationDb } from '../db.js';
 import { ServiceError, type Issue } from '../errors.js';
-import { parseEvaluatorConfig, type EvaluatorConfig } from '../evals/index.js';
+import { parseEvaluatorConfig, type EvaluatorConfig, type ParseOptions } from '../evals/index.js';
 
 export interface StoredEvaluatorConfig {
   tenant: string;
@@ -21,8 +21,11 @@ export function dottedPath(path: string): string {
   return path.replace(/\[(\d+)\]/g, '.$1').replace(/^\./, '');
 }
 
-export function configIssues(yamlText: string): { config?: EvaluatorConfig; issues: Issue[] } {
-  const parsed = parseEvaluatorConfig(yamlText);
+export function configIssues(
+  yamlText: string,
+  opts: ParseOptions = {},
+): { config?: EvaluatorConfig; issues: Issue[] } {
+  const parsed = parseEvaluatorConfig(yamlText, opts);
   if (parsed.ok) return { config: parsed.config, issues: [] };
   return {
     issues: parsed.errors.map((e) => ({
@@ -39,7 +42,12 @@ export class EvaluatorStore {
   /** Parsed configs by JSON of [tenant, automationId]. */
   private readonly cache = new Map<string, { yaml: string; config: EvaluatorConfig }>();
 
-  constructor(db: AutomationDb) {
+  /** `customScripts: false` refuses new configs with scripts; stored ones still load, and
+   *  their script evaluators are refused when scoring (ScriptPool). */
+  constructor(
+    db: AutomationDb,
+    private readonly opts: ParseOptions = {},
+  ) {
     this.table = db.root.openDB<StoredEvaluatorConfig, [string, string]>({ name: 'evaluator-configs' });
   }
 
@@ -64,7 +72,7 @@ export class EvaluatorStore {
     automationId: string,
     yamlText: string,
   ): Promise<{ stored: StoredEvaluatorConfig; config: EvaluatorConfig }> {
-    const { config, issues } = configIssues(yamlText);
+    const { config, issues } = configIssues(yamlText, this.opts);
     if (!config)
       throw new ServiceError(
         400,

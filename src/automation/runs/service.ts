@@ -4,7 +4,6 @@
 
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Ajv, type ValidateFunction } from 'ajv';
 import type { Logger } from 'pino';
 import type { Principal } from '../../core/auth/types.js';
 import type { RunPool, RunHandle, RunOutcome } from '../executor/pool.js';
@@ -14,6 +13,7 @@ import { snapshot } from '../files/blobs.js';
 import type { AutomationRegistry, AutomationRecord } from '../registry/service.js';
 import { packagePath } from '../registry/repository.js';
 import type { Manifest } from '../registry/manifest.js';
+import { checkSchema, type JsonSchema, type ScriptPool } from '../evals/index.js';
 import { newRunId, sampleRank } from './ids.js';
 import type { RunStore } from './store.js';
 import {
@@ -75,13 +75,15 @@ export interface RunServiceOptions {
   maxQueuedRuns: number;
   providers: ProviderSettings;
   log: Logger;
+  /** Where input/output schemas with `pattern` are checked under a time limit; without it
+   *  they are validated inline (tests with trusted manifests). */
+  schemaPool?: ScriptPool;
 }
 
 export class RunService {
   private readonly active = new Map<string, ActiveRun>();
   private readonly waiters = new Map<string, Set<(run: RunRecord) => void>>();
-  private readonly ajv = new Ajv({ strict: false, allErrors: true });
-  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly finishing = new WeakSet<ActiveRun>();
   private closing = false;
 
   constructor(
@@ -173,7 +175,7 @@ export class RunService {
       );
     }
     const args = req.input ?? {};
-    this.validateInput(git.commitSha, automation, manifest, args);
+    await this.validateInput(automation, manifest, args);
     if (this.queued >= this.options.maxQueuedRuns) {
       throw new ServiceError(
         429,
@@ -298,26 +300,26 @@ export class RunService {
     return this.get(id) ?? record;
   }
 
-  private validateInput(
-    commit: string,
+  // ajv compiles `pattern` into a backtracking RegExp the automation's author wrote; schemas
+  // with patterns are checked in the evaluator pool so one cannot stall this thread.
+  private async validateInput(
     automation: AutomationRecord,
     manifest: Manifest,
     args: unknown,
-  ): void {
+  ): Promise<void> {
     if (!manifest.inputSchema) return;
-    const key = `${commit}:${automation.id}:in`;
-    let validate = this.validators.get(key);
-    if (!validate) {
-      validate = this.ajv.compile(manifest.inputSchema);
-      this.validators.set(key, validate);
+    const outcome = await checkSchema(manifest.inputSchema, args, this.options.schemaPool);
+    if (!outcome.ok) {
+      const message = `the input could not be checked against the input schema of ${automation.slug}: ${outcome.message}`;
+      throw new ServiceError(422, 'input_schema_failed', message, [
+        { field: 'input', message, code: 'input_schema_failed' },
+      ]);
     }
-    if (!validate(args)) {
-      const issues = (validate.errors ?? []).map((e) => {
+    if (!outcome.valid) {
+      const issues = outcome.issues.map((e) => {
         const path = e.instancePath.split('/').filter(Boolean).join('.');
-        const missing =
-          e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
-        const field = ['input', path, missing].filter(Boolean).join('.');
-        return { field, message: e.message ?? 'invalid', code: 'invalid_value' };
+        const field = ['input', path, e.missingProperty].filter(Boolean).join('.');
+        return { field, message: e.message, code: 'invalid_value' };
       });
       throw new ServiceError(
         400,
@@ -328,21 +330,18 @@ export class RunService {
     }
   }
 
-  private outputValid(
-    commit: string,
-    automationId: string,
+  /** null without an output schema; false also when the check could not finish (logged). */
+  private async outputValid(
+    runId: string,
     manifest: Record<string, unknown>,
     output: unknown,
-  ): boolean | null {
+  ): Promise<boolean | null> {
     const schema = manifest['outputSchema'];
     if (!schema || typeof schema !== 'object') return null;
-    const key = `${commit}:${automationId}:out`;
-    let validate = this.validators.get(key);
-    if (!validate) {
-      validate = this.ajv.compile(schema as Record<string, unknown>);
-      this.validators.set(key, validate);
-    }
-    return validate(output);
+    const outcome = await checkSchema(schema as JsonSchema, output, this.options.schemaPool);
+    if (outcome.ok) return outcome.valid;
+    this.options.log.warn({ runId, reason: outcome.message }, 'cannot check a run output against its schema');
+    return false;
   }
 
   private async dispatch(active: ActiveRun, automation: AutomationRecord, manifest: Manifest): Promise<void> {
@@ -487,9 +486,16 @@ export class RunService {
   }
 
   private async finish(active: ActiveRun, outcome: RunOutcome): Promise<void> {
-    if (TERMINAL.has(active.record.status)) return;
-    const previousStored = this.store.get(active.record.id) ?? active.record;
+    if (TERMINAL.has(active.record.status) || this.finishing.has(active)) return;
+    // The output check may wait for a worker; a second end of the same run (a cancel racing the
+    // completion) must not slip in meanwhile.
+    this.finishing.add(active);
     const now = Date.now();
+    const schemaValid =
+      outcome.kind === 'completed'
+        ? await this.outputValid(active.record.id, active.detail.manifest, outcome.output)
+        : null;
+    const previousStored = this.store.get(active.record.id) ?? active.record;
     const status: RunStatus = outcome.kind;
     const next: RunRecord = {
       ...active.record,
@@ -497,15 +503,7 @@ export class RunService {
       completedAt: now,
       output: outcome.kind === 'completed' ? outcome.output : null,
       error: outcome.kind === 'completed' ? null : outcome.error,
-      schemaValid:
-        outcome.kind === 'completed'
-          ? this.outputValid(
-              active.record.git.commitSha,
-              active.record.automationId,
-              active.detail.manifest,
-              outcome.output,
-            )
-          : null,
+      schemaValid,
     };
     active.record = next;
     const type =

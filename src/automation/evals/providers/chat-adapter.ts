@@ -5,10 +5,13 @@
 import type { ChatMessage, CompletionOptions, CompletionUsage, ModelProvider } from '../types.js';
 
 export interface ToolChatProvider {
+  readonly model?: string;
   complete(request: {
     messages: { role: 'system' | 'user'; content: string }[];
     tools: [];
     signal: AbortSignal;
+    temperature?: number;
+    maxTokens?: number;
   }): Promise<{ content: string | null; usage: { input: number; output: number } }>;
 }
 
@@ -17,7 +20,7 @@ export function adaptToolChatProvider(provider: ToolChatProvider): ModelProvider
     async complete(
       messages: readonly ChatMessage[],
       opts: CompletionOptions,
-    ): Promise<{ text: string; usage: CompletionUsage }> {
+    ): Promise<{ text: string; usage: CompletionUsage; model?: string }> {
       // A judge conversation has no assistant turns, so the narrower role set suffices.
       const plain = messages.map((m) => ({
         role: m.role === 'system' ? ('system' as const) : ('user' as const),
@@ -27,10 +30,13 @@ export function adaptToolChatProvider(provider: ToolChatProvider): ModelProvider
         messages: plain,
         tools: [],
         signal: opts.signal ?? new AbortController().signal,
+        ...(opts.temperature === undefined ? {} : { temperature: opts.temperature }),
+        ...(opts.maxTokens === undefined ? {} : { maxTokens: opts.maxTokens }),
       });
       return {
         text: reply.content ?? '',
         usage: { inputTokens: reply.usage.input, outputTokens: reply.usage.output },
+        ...(provider.model === undefined ? {} : { model: provider.model }),
       };
     },
   };

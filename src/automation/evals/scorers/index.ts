@@ -37,7 +37,7 @@ export function runScorer(
     case 'is-json':
       return scoreIsJson(spec, data);
     case 'json-schema':
-      return scoreJsonSchema(spec, data);
+      return scoreJsonSchema(spec, data, env.pool, env.signal);
     case 'similar':
       return scoreSimilar(spec, data);
     case 'file-equals':

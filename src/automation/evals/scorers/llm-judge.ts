@@ -48,7 +48,8 @@ export async function scoreLlmJudge(
   const verdict = parseJudgeReply(spec, reply.text);
   const details: Record<string, unknown> = { mode: spec.mode, usage: reply.usage };
   if (verdict.reason !== null) details.reason = verdict.reason;
-  if (spec.model !== null) details.model = spec.model;
+  const model = reply.model ?? spec.model;
+  if (model !== null) details.model = model;
   return verdict.label === null
     ? { score: verdict.score, details }
     : { score: verdict.score, label: verdict.label, details };

@@ -3,10 +3,8 @@ import type { ScriptPool } from '../sandbox.js';
 import { asText, EvaluatorError, type ScoreInput } from '../subject.js';
 import type { RegexSpec, ScorerOutcome } from '../types.js';
 
-/** A pattern that backtracks longer than this is stopped and reported as an evaluator error. */
-export const REGEX_TIMEOUT_MS = 1000;
-
-/** With a pool the pattern runs in a worker under a time limit; without one it runs inline,
+/** With a pool the pattern runs in a worker under the pool's pattern time limit (a pattern that
+ *  backtracks longer is stopped: an evaluator error); without one it runs inline,
  *  which is only for trusted configs (tests, benches, the library used on its own). */
 export async function scoreRegex(
   spec: RegexSpec,
@@ -26,7 +24,6 @@ export async function scoreRegex(
       pattern: spec.pattern,
       flags: spec.flags,
       text,
-      timeoutMs: REGEX_TIMEOUT_MS,
       ...(signal === undefined ? {} : { signal }),
     });
     if (!outcome.ok) throw new EvaluatorError(outcome.message);

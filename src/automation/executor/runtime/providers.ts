@@ -26,9 +26,18 @@ export interface Completion {
   usage: { input: number; output: number };
 }
 
+export interface CompletionRequest {
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  signal: AbortSignal;
+  /** Sent as `temperature` / `max_tokens` when given (the evaluator judge asks for 0 / 512). */
+  temperature?: number;
+  maxTokens?: number;
+}
+
 export interface ModelProvider {
   readonly model: string;
-  complete(request: { messages: ChatMessage[]; tools: ToolSpec[]; signal: AbortSignal }): Promise<Completion>;
+  complete(request: CompletionRequest): Promise<Completion>;
 }
 
 /** Roughly four characters a token; deterministic so usage figures are reproducible. */
@@ -105,11 +114,9 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     messages,
     tools,
     signal,
-  }: {
-    messages: ChatMessage[];
-    tools: ToolSpec[];
-    signal: AbortSignal;
-  }): Promise<Completion> {
+    temperature,
+    maxTokens,
+  }: CompletionRequest): Promise<Completion> {
     const body: Record<string, unknown> = {
       model: this.model,
       messages: messages.map((m) => {
@@ -131,6 +138,8 @@ export class OpenAiCompatibleProvider implements ModelProvider {
     if (tools.length > 0) {
       body['tools'] = tools.map((t) => ({ type: 'function', function: t }));
     }
+    if (temperature !== undefined) body['temperature'] = temperature;
+    if (maxTokens !== undefined) body['max_tokens'] = maxTokens;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.apiKey) headers['authorization'] = `Bearer ${this.apiKey}`;
     const url = this.baseUrl.replace(/\/+$/, '') + '/chat/completions';

@@ -7,6 +7,7 @@ import type { HttpRequest, HttpResponse } from '../../core/http/index.js';
 import { invalid, ServiceError } from '../errors.js';
 import { TooLargeError } from '../files/blobs.js';
 import type { ApiRoute } from '../http/api.js';
+import { IdListString } from '../http/ids.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { principalOf } from '../http/principal.js';
 import { parseQuery, validateBody } from '../http/validate.js';
@@ -44,7 +45,7 @@ type Mutation = {
   overrides?: Record<string, unknown> | null;
 };
 
-const ExportQuery = Type.Object({ example_ids: Type.Optional(Type.String()) });
+const ExportQuery = Type.Object({ example_ids: Type.Optional(IdListString('comma list of example ids')) });
 const ImportQuery = Type.Object({
   mode: Type.Optional(Type.Union([Type.Literal('append'), Type.Literal('replace')])),
 });

@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import type { HttpRequest } from '../../core/http/index.js';
 import { invalid, notFound, ServiceError } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
+import { IdListString } from '../http/ids.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { principalOf } from '../http/principal.js';
 import { parseEndTime, parseTime } from '../http/time.js';
@@ -85,8 +86,8 @@ const HealthQuery = Type.Object({
   trigger: Type.Optional(Type.String()),
   triggered_by: Type.Optional(Type.String()),
   source_ref: Type.Optional(Type.String()),
-  batch_id: Type.Optional(Type.String()),
-  example_id: Type.Optional(Type.String()),
+  batch_id: Type.Optional(IdListString()),
+  example_id: Type.Optional(IdListString()),
   example_id_contains: Type.Optional(Type.String()),
   from: Type.Optional(Type.String()),
   to: Type.Optional(Type.String()),

@@ -543,6 +543,8 @@ export class RunService {
       // Not started: it ends now. If the worker was just picking it up, the pool's abort
       // terminates that worker, so nothing of this run keeps going.
       active.cancelledBeforeSubmit = true;
+      // The request time is part of the run's timing whether or not it had started.
+      active.record = { ...active.record, cancelRequestedAt: Date.now() };
       active.handle?.cancel('cancelled while queued');
       const done = this.waitFor(id, 0);
       await this.finish(active, { kind: 'cancelled', error: 'cancelled before it started' });

@@ -98,6 +98,14 @@ function parseCsv(text: string): string[][] {
 }
 
 describe('evaluators and experiments', () => {
+  it('answers yaml "" (a string, as the API type says) when no configuration is stored', async () => {
+    const none = await h.api('GET', '/automations/agents.echo-agent/evaluators');
+    assert.equal(none.status, 200);
+    assert.equal(none.body.yaml, '');
+    assert.deepEqual(none.body.evaluators, []);
+    assert.equal(none.body.updatedAt, null);
+  });
+
   it('rejects broken evaluator configs with field paths and keeps the stored one', async () => {
     await client.automations.evaluators.put(A, 'evaluators: []\n');
     const cases: [string, RegExp][] = [

@@ -150,11 +150,12 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
     });
     assert.deepEqual(ok.body.output, { 'my.field-1/n.txt': 'x' });
     // The run service refuses them too, whoever calls it (dataset example runs do).
-    for (const [field, filename] of [
+    const unsafe: [string, string][] = [
       ['..', 'x.txt'],
       ['docs', '..'],
       ['a/../..', 'x.txt'],
-    ])
+    ];
+    for (const [field, filename] of unsafe)
       await assert.rejects(
         h.service.core.runs.start({
           target: 'workflows.file-echo',

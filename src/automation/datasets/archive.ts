@@ -9,6 +9,7 @@
 
 import { Unzip, UnzipInflate, unzipSync, zipSync, type Zippable } from 'fflate';
 import { ServiceError, type Issue } from '../errors.js';
+import { exampleValueIssues } from './example.js';
 import { checkRelativePath, EXAMPLE_ID } from './paths.js';
 import type { ExampleFolder, ExampleRecord } from './types.js';
 
@@ -254,7 +255,9 @@ export function parseArchive(data: Uint8Array, limits: ArchiveLimits): ParsedExa
       if (doc[t] !== undefined && !(str(doc[t]) && Number.isFinite(Date.parse(doc[t]))))
         problems.push(`${t} must be an ISO date`);
     for (const p of problems) issues.push({ field, message: `${field}: ${p}`, code: 'invalid_value' });
-    if (problems.length > 0) continue;
+    const valueIssues = exampleValueIssues(doc, field);
+    issues.push(...valueIssues);
+    if (problems.length > 0 || valueIssues.length > 0) continue;
     const ct = (doc['contentTypes'] ?? {}) as Record<string, Record<string, unknown> | undefined>;
     const contentTypes: Record<ExampleFolder, Record<string, string>> = { input: {}, expected: {} };
     for (const folder of ['input', 'expected'] as const)
@@ -267,7 +270,7 @@ export function parseArchive(data: Uint8Array, limits: ArchiveLimits): ParsedExa
       example: {
         id,
         name: str(doc['name']) ? doc['name'] : id,
-        input: doc['input'] ?? null,
+        input: doc['input'] ?? {},
         expected: doc['expected'] ?? null,
         metadata: (doc['metadata'] as Record<string, unknown> | null | undefined) ?? null,
         annotation: (doc['annotation'] as string | null | undefined) ?? null,

@@ -13,6 +13,7 @@ import { principalOf } from '../http/principal.js';
 import { parseQuery, validateBody } from '../http/validate.js';
 import type { QualityContext } from '../quality.js';
 import { buildArchive, parseArchive } from './archive.js';
+import { checkExampleValues, createExample } from './example.js';
 import { cleanPath, collectFileRefs, EXAMPLE_ID, splitFileRef } from './paths.js';
 import { newExampleId } from './store.js';
 import { exampleView, type ExampleFileRef, type ExampleFolder, type ExampleRecord } from './types.js';
@@ -256,29 +257,18 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       async handle(req, res) {
         const a = automation(req);
         const body = validateBody<Mutation>(ExampleMutation, await req.json(['application/json']));
+        checkExampleValues(body);
         checkRefs(body);
         const id = body.id ?? newExampleId();
         if (examples.get(a.id, id))
           throw new ServiceError(409, 'conflict', `example ${id} already exists`, [
             { field: 'id', message: `example ${id} already exists`, code: 'conflict' },
           ]);
-        const now = new Date().toISOString();
-        const record: ExampleRecord = {
+        const record = createExample(a, {
+          ...body,
           id,
-          automationId: a.id,
-          automationType: a.type,
-          name: body.name ?? id,
-          input: body.input ?? {},
-          expected: body.expected ?? null,
-          metadata: body.metadata ?? null,
-          annotation: body.annotation ?? null,
           rowOrder: body.rowOrder ?? examples.nextRowOrder(a.id),
-          overrides: body.overrides ?? null,
-          latestRunId: null,
-          createdAt: now,
-          updatedAt: now,
-          files: { input: {}, expected: {} },
-        };
+        });
         await examples.put(record);
         res.json(exampleView(record), 201);
       },
@@ -311,11 +301,12 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         }
         const body = validateBody<Mutation>(ExampleMutation, raw);
         if (body.id !== undefined && body.id !== ex.id) throw invalid('id', 'an example id cannot change');
+        checkExampleValues(body);
         checkRefs(body);
         const next = await examples.update(ex.automationId, ex.id, (cur) => {
           const out: ExampleRecord = { ...cur, updatedAt: new Date().toISOString() };
           if (body.name !== undefined) out.name = body.name;
-          if (body.input !== undefined) out.input = body.input;
+          if (body.input !== undefined) out.input = body.input ?? {};
           if (body.expected !== undefined) out.expected = body.expected;
           if (body.metadata !== undefined) out.metadata = body.metadata;
           if (body.annotation !== undefined) out.annotation = body.annotation;
@@ -476,22 +467,13 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
                   contentType: ex.contentTypes[folder][path]!,
                 };
               }
-            records.push({
-              id: ex.id,
-              automationId: a.id,
-              automationType: a.type,
-              name: ex.name,
-              input: ex.input,
-              expected: ex.expected,
-              metadata: ex.metadata,
-              annotation: ex.annotation,
-              rowOrder: ex.rowOrder >= 0 ? ex.rowOrder : order++,
-              overrides: ex.overrides,
-              latestRunId: null,
-              createdAt: ex.createdAt,
-              updatedAt: ex.updatedAt,
-              files: refs,
-            });
+            records.push(
+              createExample(
+                a,
+                { ...ex, rowOrder: ex.rowOrder >= 0 ? ex.rowOrder : order++, files: refs },
+                `examples/${ex.id}/example.json`,
+              ),
+            );
           }
           const result = await examples.apply(a.id, mode, records);
           const expectedSet = result.created.filter(

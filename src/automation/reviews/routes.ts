@@ -18,8 +18,9 @@ import { matches, type RunListQuery } from '../runs/list.js';
 import { TERMINAL, type RunRecord } from '../runs/types.js';
 import type { QualityContext } from '../quality.js';
 import { sendFile } from '../datasets/routes.js';
+import { createExample } from '../datasets/example.js';
 import { newExampleId } from '../datasets/store.js';
-import type { ExampleFileRef, ExampleRecord } from '../datasets/types.js';
+import type { ExampleFileRef } from '../datasets/types.js';
 import { exampleView } from '../datasets/types.js';
 import { MAX_BUCKETS, bucketStart, nextBucket, reviewHealth, type Bucket } from './health.js';
 import type { ExpectedFile, ReviewRecord, ReviewStatus, Verdict } from './types.js';
@@ -469,23 +470,21 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
               if (await stat(join(runDir, f.path)).catch(() => undefined))
                 expected[f.name] = await store(join(runDir, f.path), f.contentType);
           }
-          const now = new Date().toISOString();
-          const example: ExampleRecord = {
-            id,
-            automationId: run.automationId,
-            automationType: run.type,
-            name: body.name ?? `run ${run.id}`,
-            input: detail?.input.args ?? {},
-            expected: review && review.correctedOutput !== undefined ? review.correctedOutput : run.output,
-            metadata: { promotedFromRunId: run.id, reviewVerdict: review?.verdict ?? null },
-            annotation: review?.note ?? null,
-            rowOrder: q.examples.nextRowOrder(run.automationId),
-            overrides: detail && Object.keys(detail.overrides).length > 0 ? detail.overrides : null,
-            latestRunId: run.id,
-            createdAt: now,
-            updatedAt: now,
-            files: { input, expected },
-          };
+          const example = createExample(
+            { id: run.automationId, type: run.type },
+            {
+              id,
+              name: body.name ?? `run ${run.id}`,
+              input: detail?.input.args ?? {},
+              expected: review && review.correctedOutput !== undefined ? review.correctedOutput : run.output,
+              metadata: { promotedFromRunId: run.id, reviewVerdict: review?.verdict ?? null },
+              annotation: review?.note ?? null,
+              rowOrder: q.examples.nextRowOrder(run.automationId),
+              overrides: detail && Object.keys(detail.overrides).length > 0 ? detail.overrides : null,
+              latestRunId: run.id,
+              files: { input, expected },
+            },
+          );
           await q.examples.put(example);
           res.json(
             {

@@ -134,6 +134,8 @@ describe('identifiers', () => {
       ['GET', `/api/v1/automations/${A}/reviews/health?batch_id=${long}`],
       ['GET', `/api/v1/automations/${A}/reviews/health?example_id=${long}`],
       ['POST', `/api/v1/automations/${A}/experiments`, { examples: [long] }],
+      ['POST', `/api/v1/automations/${A}/experiments`, { sourceRef: '../x' }],
+      ['POST', `/api/v1/automations/${A}/experiments`, { sourceRef: long }],
       ['POST', `/api/v1/automations/${A}/examples`, { id: long }],
     ];
     for (const [method, path, body] of cases) {

@@ -95,6 +95,35 @@ describe('identifiers', () => {
     assert.ok(checked > 200, `${checked} requests`);
   });
 
+  it('no query parameter of any route turns an overlong or NUL value into a 5xx', async () => {
+    const doc = (await (await fetch(`${h.url}/api/v1/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
+    };
+    let checked = 0;
+    for (const [template, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const params = op.parameters ?? [];
+        let path = template;
+        for (const p of params.filter((x) => x.in === 'path'))
+          path = path.replace(`{${p.name}}`, p.name === 'id' ? 'workflows.text-report' : 'x1');
+        for (const q of params.filter((x) => x.in === 'query'))
+          for (const value of ['a'.repeat(5000), 'a%00b', '%C3%A9', '..']) {
+            const r = await raw(
+              method.toUpperCase(),
+              `${path}?${q.name}=${value}`,
+              method === 'get' ? undefined : {},
+            );
+            assert.ok(
+              r.status < 500,
+              `${method} ${template}?${q.name}=${value.slice(0, 20)}: ${r.status} ${JSON.stringify(r.body)}`,
+            );
+            checked++;
+          }
+      }
+    }
+    assert.ok(checked > 50, `${checked} requests`);
+  });
+
   it('a well-formed id that names nothing is a 404', async () => {
     for (const path of [
       '/api/v1/automations/aut_0123456789abcdef0123',

@@ -9,6 +9,7 @@ import { decodeCursor, encodeCursor, CursorError } from '../../src/automation/ru
 import { newRunId, sampleRank } from '../../src/automation/runs/ids.js';
 import { safeRelative } from '../../src/automation/executor/runtime/context.js';
 import { EchoProvider } from '../../src/automation/executor/runtime/providers.js';
+import { checkRouteParams, routeParams } from '../../src/automation/http/ids.js';
 import { csvCell, EXPORT_COLUMNS, toCsv, type ExportRow } from '../../src/automation/experiments/export.js';
 
 describe('automation pure modules', () => {
@@ -134,6 +135,31 @@ describe('automation pure modules', () => {
     const row = Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, null])) as ExportRow;
     const csv = toCsv([{ ...row, exampleName: '=2*3', label: '@x', score: 1 }]);
     assert.equal(csv.split('\r\n')[1], ",,'=2*3,,,,1,,'@x,,,");
+  });
+
+  it('gives every route parameter a kind, and a route with an unknown one cannot start', () => {
+    const params = routeParams('/automations/{id}/examples/{exampleId}/input/{path}');
+    assert.deepEqual(
+      params.map((p) => [p.name, p.key, p.kind]),
+      [
+        ['id', 'id', 'id'],
+        ['exampleId', 'exampleId', 'id'],
+        ['path', '*', 'path'],
+      ],
+    );
+    assert.throws(() => routeParams('/things/{thingId}'), /no kind/);
+    assert.equal(routeParams('/things/{thingId}', { thingId: 'id' })[0]!.kind, 'id');
+    checkRouteParams(params, { id: 'workflows.a@1.0.0', exampleId: 'ex_1', '*': 'docs/a b.pdf' });
+    for (const bad of [
+      { id: 'a'.repeat(257), exampleId: 'x', '*': 'p' },
+      { id: 'a', exampleId: 'x/y', '*': 'p' },
+      { id: 'a', exampleId: 'x', '*': 'docs/../p' },
+      { id: 'a', exampleId: 'x', '*': '' },
+    ])
+      assert.throws(
+        () => checkRouteParams(params, bad),
+        (e: any) => e.status === 400,
+      );
   });
 
   it('refuses file names that escape the run folder', () => {

@@ -339,7 +339,8 @@ describe('evaluators and experiments', () => {
         (
           await client.automations.examples.create(A, {
             name: `slow${i}`,
-            input: { text: `s${i}`, delay_ms: i === 0 ? 0 : 3000 },
+            // Slow runs outlast any load on the machine; the cancel below ends them early.
+            input: { text: `s${i}`, delay_ms: i === 0 ? 0 : 600_000 },
           })
         ).id,
       );

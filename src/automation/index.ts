@@ -18,6 +18,7 @@ import { artifactRoutes } from './http/artifacts.js';
 import { automationRoutes } from './http/automations.js';
 import { errorBody, toHttpError } from './http/envelope.js';
 import { fileRoutes } from './http/files.js';
+import { checkRouteParams, routeParams } from './http/ids.js';
 import { runRoutes } from './http/runs.js';
 import { DownloadTokens } from './http/tokens.js';
 import { buildOpenApi } from './openapi/document.js';
@@ -165,8 +166,11 @@ export async function startAutomation(
       { scope: false },
     );
     for (const route of routes) {
+      // Path parameters are checked here, once for every route, before any handler reads them.
+      const params = routeParams(route.path, route.params);
       const handler = async (req: HttpRequest, res: HttpResponse) => {
         try {
+          checkRouteParams(params, req.params);
           await route.handle(req, res);
         } catch (err) {
           throw toHttpError(err);

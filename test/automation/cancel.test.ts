@@ -54,6 +54,10 @@ describe('automation runs: cancel, timeout, failure', () => {
     assert.deepEqual(c1.body.cancellation, { state: 'cancelled', wasStatus: 'pending' });
     assert.equal(c1.body.finished, true);
     assert.equal(c1.body.execution.status, 'cancelled');
+    // The time of the request is kept for a run cancelled before it started, too.
+    const stored = (await h.api('GET', `/runs/${queued.body.id}`)).body;
+    assert.ok(stored.timing.cancelRequestedAt, 'cancelRequestedAt of a run cancelled while queued');
+    assert.ok(Date.parse(stored.timing.cancelRequestedAt) <= Date.parse(stored.timing.completedAt));
 
     const c2 = await h.api('POST', `/runs/${slow.body.id}/cancel`);
     assert.deepEqual(c2.body.cancellation, { state: 'requested', wasStatus: 'running' });
@@ -61,6 +65,8 @@ describe('automation runs: cancel, timeout, failure', () => {
     assert.ok(during.body.timing.cancelRequestedAt);
     const done = await h.service.core.runs.waitFor(slow.body.id, 10_000);
     assert.equal(done.status, 'cancelled');
+    const ended = (await h.api('GET', `/runs/${slow.body.id}`)).body;
+    assert.equal(ended.timing.cancelRequestedAt, during.body.timing.cancelRequestedAt);
     const events = (await h.api('GET', `/runs/${slow.body.id}/events`)).body.events.map((e: any) => e.type);
     assert.equal(events[events.length - 1], 'run.cancelled');
     assert.ok(events.includes('step.cancelled'));

@@ -123,6 +123,59 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
     assert.equal(((await bad.json()) as any).issues[0].field, 'input');
   });
 
+  it('refuses input file field names that are unsafe as a path segment', async () => {
+    // A field becomes the folder input/<field>/ of the run: `..` would put the file beside the
+    // run's own folders instead.
+    const inline = { $inline: { filename: 'n.txt', base64: Buffer.from('x').toString('base64') } };
+    for (const field of ['..', '.', 'a/b', 'a\\b', 'a\u0000b', 'f'.repeat(129), 'é']) {
+      const r = await h.api('POST', '/runs', {
+        body: { target: 'workflows.file-echo', files: { [field]: inline } },
+      });
+      assert.equal(r.status, 400, `${JSON.stringify(field)}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.issues[0].field, 'files', JSON.stringify(field));
+    }
+    for (const part of ['files...', '..', 'files..']) {
+      const form = new FormData();
+      form.append('target', 'workflows.file-echo');
+      form.append(part, new Blob(['bytes']), 'a.txt');
+      const res = await fetch(`${h.url}/api/v1/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${h.token}` },
+        body: form,
+      });
+      assert.equal(res.status, 400, part);
+    }
+    const ok = await h.api('POST', '/runs?wait_for_completion=30', {
+      body: { target: 'workflows.file-echo', files: { 'my.field-1': inline } },
+    });
+    assert.deepEqual(ok.body.output, { 'my.field-1/n.txt': 'x' });
+    // The run service refuses them too, whoever calls it (dataset example runs do).
+    const unsafe: [string, string][] = [
+      ['..', 'x.txt'],
+      ['docs', '..'],
+      ['a/../..', 'x.txt'],
+    ];
+    for (const [field, filename] of unsafe)
+      await assert.rejects(
+        h.service.core.runs.start({
+          target: 'workflows.file-echo',
+          files: [
+            {
+              field,
+              filename,
+              contentType: 'text/plain',
+              size: 1,
+              sha256: 'x',
+              blobPath: '/nope',
+              fileId: null,
+            },
+          ],
+          principal: { tenant: 'default', user: 'admin' },
+        }),
+        (e: any) => e.status === 400 && e.issues[0].field === `files.${field}`,
+      );
+  });
+
   it('answers 413 with the envelope for an upload over the limit', async () => {
     const big = await upload('x'.repeat(70_000), 'big.txt');
     assert.equal(big.status, 413);

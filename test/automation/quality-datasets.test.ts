@@ -102,6 +102,53 @@ describe('dataset examples', () => {
     await assert.rejects(client.automations.examples.get('workflows.nope', 'x'), ServiceNotFoundError);
   });
 
+  it('input and expected are JSON objects on create, patch and import (400 with the field path)', async () => {
+    for (const [body, field] of [
+      [{ input: 'text' }, 'input'],
+      [{ input: 5 }, 'input'],
+      [{ input: [1, 2] }, 'input'],
+      [{ input: {}, expected: 'text' }, 'expected'],
+      [{ input: {}, expected: 7 }, 'expected'],
+      [{ input: {}, expected: [] }, 'expected'],
+    ] as const) {
+      const r = await h.api('POST', `/automations/${A}/examples`, { body });
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(r.body.issues[0].field, field, JSON.stringify(r.body));
+    }
+    const ex = await client.automations.examples.create(A, { name: 'objects', input: { text: 'a' } });
+    assert.equal(ex.expected, null);
+    for (const [body, field] of [
+      [{ input: 5 }, 'input'],
+      [{ input: 'x' }, 'input'],
+      [{ expected: true }, 'expected'],
+    ] as const) {
+      const r = await h.api('PATCH', `/automations/${A}/examples/${ex.id}`, { body });
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.equal(r.body.issues[0].field, field);
+    }
+    assert.deepEqual((await client.automations.examples.get(A, ex.id)).input, { text: 'a' }, 'unchanged');
+    const cleared = await h.api('PATCH', `/automations/${A}/examples/${ex.id}`, { body: { input: null } });
+    assert.deepEqual(cleared.body.input, {}, 'null clears input to {}');
+
+    const zip = zipSync({
+      'examples/ex_ok/example.json': strToU8(JSON.stringify({ input: { a: 1 } })),
+      'examples/ex_str/example.json': strToU8(JSON.stringify({ input: 'just text' })),
+      'examples/ex_num/example.json': strToU8(JSON.stringify({ input: {}, expected: 42 })),
+    });
+    const r = await importRaw(zip);
+    assert.equal(r.status, 400);
+    assert.deepEqual(r.body.issues.map((i: { field: string }) => i.field).sort(), [
+      'examples/ex_num/example.json.expected',
+      'examples/ex_str/example.json.input',
+    ]);
+    await assert.rejects(
+      client.automations.examples.get(A, 'ex_ok'),
+      ServiceNotFoundError,
+      'nothing imported',
+    );
+    await client.automations.examples.delete(A, ex.id);
+  });
+
   it('uploads several files, lists them, downloads exact bytes, renames within the folder and deletes', async () => {
     const ex = await client.automations.examples.create(A, {
       name: 'files',

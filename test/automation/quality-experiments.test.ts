@@ -98,6 +98,14 @@ function parseCsv(text: string): string[][] {
 }
 
 describe('evaluators and experiments', () => {
+  it('answers yaml "" (a string, as the API type says) when no configuration is stored', async () => {
+    const none = await h.api('GET', '/automations/agents.echo-agent/evaluators');
+    assert.equal(none.status, 200);
+    assert.equal(none.body.yaml, '');
+    assert.deepEqual(none.body.evaluators, []);
+    assert.equal(none.body.updatedAt, null);
+  });
+
   it('rejects broken evaluator configs with field paths and keeps the stored one', async () => {
     await client.automations.evaluators.put(A, 'evaluators: []\n');
     const cases: [string, RegExp][] = [
@@ -202,13 +210,19 @@ describe('evaluators and experiments', () => {
       'passThreshold: 1\nevaluators:\n  - name: counts\n    type: exact-diff\n    config: { paths: [words, characters] }\n  - name: text\n    type: equals\n    path: /text\n',
     );
     const ids: string[] = [];
+    // Some names are spreadsheet formulas: the CSV must not let them run (OWASP "CSV Injection").
+    const names: Record<number, string> = {
+      1: '=HYPERLINK("http://x","a,b")',
+      2: '@SUM(1)',
+      3: '-2+3',
+      5: '+1',
+    };
     for (let i = 0; i < 20; i++) {
       const text = `w${i} beta`;
       const expected = textReport(text).output;
       if (i % 4 === 0) expected.words = 5; // 5 of 20 are wrong on purpose
-      ids.push(
-        (await client.automations.examples.create(A, { name: `n${i}`, input: { text }, expected })).id,
-      );
+      const name = names[i] ?? `n${i}`;
+      ids.push((await client.automations.examples.create(A, { name, input: { text }, expected })).id);
     }
     const events = [];
     for await (const e of client.experiments.stream(A, { examples: ids, batchConcurrency: 3 }))
@@ -262,7 +276,14 @@ describe('evaluators and experiments', () => {
       assert.equal(row[4], json[i]!['evaluatorName']);
       assert.equal(Number(row[6]), json[i]!['score']);
       assert.equal(row[7], String(json[i]!['passed']));
+      const name = json[i]!['exampleName'] as string;
+      assert.equal(row[2], /^[=+\-@]/.test(name) ? `'${name}` : name, 'formula cells start with a quote');
     }
+    assert.equal(
+      json.filter((r) => /^[=+\-@]/.test(r['exampleName'] as string)).length,
+      8,
+      'JSON is as stored',
+    );
     const failing = json.filter((r) => r['evaluatorName'] === 'counts' && r['passed'] === false);
     assert.equal(failing.length, 5);
     const all = JSON.parse(await client.experiments.exportAll(A, { format: 'json' })) as unknown[];
@@ -318,7 +339,8 @@ describe('evaluators and experiments', () => {
         (
           await client.automations.examples.create(A, {
             name: `slow${i}`,
-            input: { text: `s${i}`, delay_ms: i === 0 ? 0 : 3000 },
+            // Slow runs outlast any load on the machine; the cancel below ends them early.
+            input: { text: `s${i}`, delay_ms: i === 0 ? 0 : 600_000 },
           })
         ).id,
       );

@@ -132,6 +132,17 @@ describe('reviews', () => {
     await client.runs.reviews.delete(id);
   });
 
+  it('refuses to promote a run whose expected value would not be a JSON object', async () => {
+    const id = runs[6]!;
+    const before = (await client.automations.examples.list(A, { limit: 1000 })).total;
+    await client.runs.reviews.put(id, { verdict: 'incorrect', correctedOutput: 'just text' });
+    const r = await h.api('POST', `/runs/${id}/promote`, { body: { exampleId: 'ex_promoted_text' } });
+    assert.equal(r.status, 400);
+    assert.equal(r.body.issues[0].field, 'expected');
+    assert.equal((await client.automations.examples.list(A, { limit: 1000 })).total, before);
+    await client.runs.reviews.delete(id);
+  });
+
   it('computes review health on a fixture of known verdicts, and the run list filters by review', async () => {
     for (const id of runs)
       if ((await client.runs.reviews.get(id))['review']) await client.runs.reviews.delete(id);

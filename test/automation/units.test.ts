@@ -9,6 +9,8 @@ import { decodeCursor, encodeCursor, CursorError } from '../../src/automation/ru
 import { newRunId, sampleRank } from '../../src/automation/runs/ids.js';
 import { safeRelative } from '../../src/automation/executor/runtime/context.js';
 import { EchoProvider } from '../../src/automation/executor/runtime/providers.js';
+import { checkRouteParams, routeParams } from '../../src/automation/http/ids.js';
+import { csvCell, EXPORT_COLUMNS, toCsv, type ExportRow } from '../../src/automation/experiments/export.js';
 
 describe('automation pure modules', () => {
   it('parses manifests in JSON and YAML and reports every bad field', () => {
@@ -94,6 +96,9 @@ describe('automation pure modules', () => {
     assert.deepEqual(decodeCursor(encodeCursor(123, 'run_x')), { sortKey: 123, id: 'run_x' });
     assert.throws(() => decodeCursor('bm9wZQ'), CursorError);
     assert.throws(() => decodeCursor(Buffer.from('["a",1]').toString('base64url')), CursorError);
+    // The id goes into an index key: one that is not id-shaped is a foreign cursor too.
+    assert.throws(() => decodeCursor(encodeCursor(1, 'x'.repeat(5000))), CursorError);
+    assert.throws(() => decodeCursor(encodeCursor(1, '../x')), CursorError);
   });
 
   it('makes run ids in creation order and a stable sampleRank in [0, 1)', () => {
@@ -110,6 +115,51 @@ describe('automation pure modules', () => {
     }
     // A hash spreads evenly: about half below 0.5 (a wide band, so this is not flaky).
     assert.ok(below > 850 && below < 1150);
+  });
+
+  it('neutralises spreadsheet formulas in CSV cells and keeps RFC 4180 quoting', () => {
+    // OWASP "CSV Injection": text starting with = + - @ tab or CR gets a leading single quote.
+    assert.equal(csvCell('=1+1'), "'=1+1");
+    assert.equal(csvCell('+41 22'), "'+41 22");
+    assert.equal(csvCell('-2'), "'-2");
+    assert.equal(csvCell('@SUM(A1)'), "'@SUM(A1)");
+    assert.equal(csvCell('\t=cmd'), "'\t=cmd");
+    assert.equal(csvCell('\r=cmd'), `"'\r=cmd"`);
+    assert.equal(csvCell('=HYPERLINK("http://x","a,b")'), `"'=HYPERLINK(""http://x"",""a,b"")"`);
+    // Plain text, numbers and booleans are unchanged; a formula character later in the text is harmless.
+    assert.equal(csvCell('a=b'), 'a=b');
+    assert.equal(csvCell(-0.5), '-0.5');
+    assert.equal(csvCell(true), 'true');
+    assert.equal(csvCell(null), '');
+    assert.equal(csvCell('say "hi", then\nleave'), '"say ""hi"", then\nleave"');
+    const row = Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, null])) as ExportRow;
+    const csv = toCsv([{ ...row, exampleName: '=2*3', label: '@x', score: 1 }]);
+    assert.equal(csv.split('\r\n')[1], ",,'=2*3,,,,1,,'@x,,,");
+  });
+
+  it('gives every route parameter a kind, and a route with an unknown one cannot start', () => {
+    const params = routeParams('/automations/{id}/examples/{exampleId}/input/{path}');
+    assert.deepEqual(
+      params.map((p) => [p.name, p.key, p.kind]),
+      [
+        ['id', 'id', 'id'],
+        ['exampleId', 'exampleId', 'id'],
+        ['path', '*', 'path'],
+      ],
+    );
+    assert.throws(() => routeParams('/things/{thingId}'), /no kind/);
+    assert.equal(routeParams('/things/{thingId}', { thingId: 'id' })[0]!.kind, 'id');
+    checkRouteParams(params, { id: 'workflows.a@1.0.0', exampleId: 'ex_1', '*': 'docs/a b.pdf' });
+    for (const bad of [
+      { id: 'a'.repeat(257), exampleId: 'x', '*': 'p' },
+      { id: 'a', exampleId: 'x/y', '*': 'p' },
+      { id: 'a', exampleId: 'x', '*': 'docs/../p' },
+      { id: 'a', exampleId: 'x', '*': '' },
+    ])
+      assert.throws(
+        () => checkRouteParams(params, bad),
+        (e: any) => e.status === 400,
+      );
   });
 
   it('refuses file names that escape the run folder', () => {

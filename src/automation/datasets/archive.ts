@@ -10,6 +10,7 @@ import { posix } from 'node:path';
 import type { Issue } from '../errors.js';
 import { ArchiveRefusal, refused } from '../archives/limits.js';
 import type { BuildEntry } from '../archives/zip-writer.js';
+import { exampleValueIssues } from './example.js';
 import { checkRelativePath, EXAMPLE_ID } from './paths.js';
 import type { ExampleFolder, ExampleRecord } from './types.js';
 
@@ -221,7 +222,9 @@ export function parseExamples(
       if (doc[t] !== undefined && !(str(doc[t]) && Number.isFinite(Date.parse(doc[t]))))
         problems.push(`${t} must be an ISO date`);
     for (const p of problems) issues.push({ field, message: `${field}: ${p}`, code: 'invalid_value' });
-    if (problems.length > 0) continue;
+    const valueIssues = exampleValueIssues(doc, field);
+    issues.push(...valueIssues);
+    if (problems.length > 0 || valueIssues.length > 0) continue;
     const ct = (doc['contentTypes'] ?? {}) as Record<string, Record<string, unknown> | undefined>;
     const contentTypes: Record<ExampleFolder, Record<string, string>> = { input: {}, expected: {} };
     for (const folder of ['input', 'expected'] as const)
@@ -234,7 +237,7 @@ export function parseExamples(
       example: {
         id,
         name: str(doc['name']) ? doc['name'] : id,
-        input: doc['input'] ?? null,
+        input: doc['input'] ?? {},
         expected: doc['expected'] ?? null,
         metadata: (doc['metadata'] as Record<string, unknown> | null | undefined) ?? null,
         annotation: (doc['annotation'] as string | null | undefined) ?? null,

@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { HttpRequest, HttpResponse } from '../../core/http/index.js';
 import { invalid, ServiceError } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
+import { IdListString } from '../http/ids.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { principalOf } from '../http/principal.js';
 import { parseQuery, validateBody } from '../http/validate.js';
@@ -12,6 +13,7 @@ import type { QualityContext } from '../quality.js';
 import { sendArchive } from '../archives/transfer.js';
 import { datasetEntries, datasetSize, FIXED_MTIME } from './archive.js';
 import { receiveDataset } from './import.js';
+import { checkExampleValues, createExample } from './example.js';
 import { cleanPath, collectFileRefs, EXAMPLE_ID, splitFileRef } from './paths.js';
 import { newExampleId } from './store.js';
 import { exampleView, type ExampleFileRef, type ExampleFolder, type ExampleRecord } from './types.js';
@@ -44,7 +46,7 @@ type Mutation = {
   overrides?: Record<string, unknown> | null;
 };
 
-const ExportQuery = Type.Object({ example_ids: Type.Optional(Type.String()) });
+const ExportQuery = Type.Object({ example_ids: Type.Optional(IdListString('comma list of example ids')) });
 const ImportQuery = Type.Object({
   mode: Type.Optional(Type.Union([Type.Literal('append'), Type.Literal('replace')])),
 });
@@ -258,30 +260,18 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       async handle(req, res) {
         const a = automation(req);
         const body = validateBody<Mutation>(ExampleMutation, await req.json(['application/json']));
+        checkExampleValues(body);
         checkRefs(body);
         const id = body.id ?? newExampleId();
         if (examples.get(tenant(req), a.id, id))
           throw new ServiceError(409, 'conflict', `example ${id} already exists`, [
             { field: 'id', message: `example ${id} already exists`, code: 'conflict' },
           ]);
-        const now = new Date().toISOString();
-        const record: ExampleRecord = {
+        const record = createExample(tenant(req), a, {
+          ...body,
           id,
-          tenant: tenant(req),
-          automationId: a.id,
-          automationType: a.type,
-          name: body.name ?? id,
-          input: body.input ?? {},
-          expected: body.expected ?? null,
-          metadata: body.metadata ?? null,
-          annotation: body.annotation ?? null,
           rowOrder: body.rowOrder ?? examples.nextRowOrder(tenant(req), a.id),
-          overrides: body.overrides ?? null,
-          latestRunId: null,
-          createdAt: now,
-          updatedAt: now,
-          files: { input: {}, expected: {} },
-        };
+        });
         await examples.put(record);
         res.json(exampleView(record), 201);
       },
@@ -314,11 +304,12 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         }
         const body = validateBody<Mutation>(ExampleMutation, raw);
         if (body.id !== undefined && body.id !== ex.id) throw invalid('id', 'an example id cannot change');
+        checkExampleValues(body);
         checkRefs(body);
         const next = await examples.update(ex.tenant, ex.automationId, ex.id, (cur) => {
           const out: ExampleRecord = { ...cur, updatedAt: new Date().toISOString() };
           if (body.name !== undefined) out.name = body.name;
-          if (body.input !== undefined) out.input = body.input;
+          if (body.input !== undefined) out.input = body.input ?? {};
           if (body.expected !== undefined) out.expected = body.expected;
           if (body.metadata !== undefined) out.metadata = body.metadata;
           if (body.annotation !== undefined) out.annotation = body.annotation;
@@ -437,23 +428,14 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
                   contentType: ex.contentTypes[folder][path]!,
                 };
               }
-            records.push({
-              id: ex.id,
-              tenant: tenant(req),
-              automationId: a.id,
-              automationType: a.type,
-              name: ex.name,
-              input: ex.input,
-              expected: ex.expected,
-              metadata: ex.metadata,
-              annotation: ex.annotation,
-              rowOrder: ex.rowOrder >= 0 ? ex.rowOrder : order++,
-              overrides: ex.overrides,
-              latestRunId: null,
-              createdAt: ex.createdAt,
-              updatedAt: ex.updatedAt,
-              files: refs,
-            });
+            records.push(
+              createExample(
+                tenant(req),
+                a,
+                { ...ex, rowOrder: ex.rowOrder >= 0 ? ex.rowOrder : order++, files: refs },
+                `examples/${ex.id}/example.json`,
+              ),
+            );
           }
           await discard();
           const result = await examples.apply(tenant(req), a.id, mode, records);

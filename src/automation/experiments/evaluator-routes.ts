@@ -15,7 +15,7 @@ const YAML_TYPES = ['text/yaml', 'application/yaml', 'application/x-yaml', 'text
 
 function configView(
   automationId: string,
-  yaml: string | null,
+  yaml: string,
   config: EvaluatorConfig | undefined,
   updatedAt: string | null,
 ) {
@@ -40,7 +40,7 @@ export function evaluatorRoutes(q: QualityContext): ApiRoute[] {
       method: 'GET',
       path: '/automations/{id}/evaluators',
       operationId: 'getEvaluators',
-      summary: "The automation's evaluator configuration (yaml: null when none is set)",
+      summary: 'The automation\'s evaluator configuration (yaml: "" when none is set)',
       tag: 'evaluators',
       responses: { 200: { description: 'EvaluatorConfigResponse', schema: Open } },
       handle(req, res) {
@@ -48,12 +48,9 @@ export function evaluatorRoutes(q: QualityContext): ApiRoute[] {
         const tenant = principalOf(req).tenant;
         const stored = q.evaluators.get(tenant, a.id);
         res.json(
-          configView(
-            a.id,
-            stored?.yaml ?? null,
-            q.evaluators.config(tenant, a.id),
-            stored?.updatedAt ?? null,
-          ),
+          // `yaml` is a string in the API's type, and there is no built-in default configuration:
+          // nothing stored reads as empty text (and no evaluators).
+          configView(a.id, stored?.yaml ?? '', q.evaluators.config(tenant, a.id), stored?.updatedAt ?? null),
         );
       },
     },

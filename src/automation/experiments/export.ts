@@ -69,14 +69,23 @@ export function exportRows(
   return rows;
 }
 
-function cell(v: string | number | boolean | null): string {
+/**
+ * Spreadsheets run a cell that starts with = + - @ (or tab / CR before one) as a formula, so a
+ * text cell starting with one of them gets a leading single quote, as OWASP "CSV Injection"
+ * recommends; numbers and booleans are written as they are. Quoting is then RFC 4180: a cell
+ * with a comma, quote, CR or LF is put in double quotes, inner quotes doubled.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+export function csvCell(v: string | number | boolean | null): string {
   if (v === null) return '';
-  const s = String(v);
+  let s = String(v);
+  if (typeof v === 'string' && FORMULA_START.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 export function toCsv(rows: readonly ExportRow[]): string {
   const lines = [EXPORT_COLUMNS.join(',')];
-  for (const r of rows) lines.push(EXPORT_COLUMNS.map((c) => cell(r[c])).join(','));
+  for (const r of rows) lines.push(EXPORT_COLUMNS.map((c) => csvCell(r[c])).join(','));
   return lines.join('\r\n') + '\r\n';
 }

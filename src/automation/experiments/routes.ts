@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { HttpRequest } from '../../core/http/index.js';
 import { invalid, notFound } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
+import { IdString, RefString } from '../http/ids.js';
 import { principalOf } from '../http/principal.js';
 import { parseEndTime, parseTime } from '../http/time.js';
 import { parseQuery, validateBody } from '../http/validate.js';
@@ -17,9 +18,9 @@ const Json = (description: string) => ({ description, schema: Open });
 
 const CreateBody = Type.Object(
   {
-    examples: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 100_000 })),
+    examples: Type.Optional(Type.Array(IdString(), { maxItems: 100_000 })),
     batchConcurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 256 })),
-    sourceRef: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    sourceRef: Type.Optional(RefString('release version, `latest` or a git ref')),
   },
   { additionalProperties: false },
 );

@@ -10,6 +10,7 @@ import type { FileStore } from '../files/store.js';
 import type { ScoreStore } from '../runs/scores.js';
 import type { DownloadTokens } from './tokens.js';
 import type { ArchivePool } from '../archives/pool.js';
+import type { ParamKind } from './ids.js';
 import type { RunListPage, RunListQuery } from '../runs/list.js';
 
 export interface ApiDeps {
@@ -45,6 +46,8 @@ export interface ApiRoute {
   tag: string;
   /** false: no bearer key required by the core (the handler checks itself). */
   public?: boolean;
+  /** Kinds of path parameters whose names are not in PARAM_KINDS (http/ids.ts). */
+  params?: Readonly<Record<string, ParamKind>>;
   query?: TObject;
   body?: { schema?: TSchema; contentTypes: string[]; description?: string };
   responses: Record<number, ApiResponseSpec>;

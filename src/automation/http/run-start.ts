@@ -56,9 +56,14 @@ export async function parseRunStart(
 ): Promise<ParsedStart> {
   const temps: string[] = [];
   const staged: StagedInputFile[] = [];
+  // A field names the run's folder input/<field>/, so it must be one safe path segment:
+  // `.` and `..` pass the character rule but would leave that folder.
   const fieldOk = (field: string) => {
-    if (!/^[A-Za-z0-9_.-]{1,128}$/.test(field))
-      throw invalid('files', `invalid file field name ${JSON.stringify(field)}`);
+    if (!/^[A-Za-z0-9_.-]{1,128}$/.test(field) || field === '.' || field === '..')
+      throw invalid(
+        'files',
+        `invalid file field name ${JSON.stringify(field)}: 1 to 128 of A-Z a-z 0-9 _ . -, not . or ..`,
+      );
     return field;
   };
   try {

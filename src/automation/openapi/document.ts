@@ -3,6 +3,7 @@
 
 import type { TSchema } from '@sinclair/typebox';
 import type { ApiRoute } from '../http/api.js';
+import { paramSchema, routeParams } from '../http/ids.js';
 import { ApiErrorEnvelope } from './schemas.js';
 
 type Json = Record<string, unknown>;
@@ -42,9 +43,8 @@ export function buildOpenApi(routes: readonly ApiRoute[], info: { version: strin
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     const params: Json[] = [];
-    for (const m of route.path.matchAll(/\{(\w+)\}/g)) {
-      params.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
-    }
+    for (const p of routeParams(route.path, route.params))
+      params.push({ name: p.name, in: 'path', required: true, schema: paramSchema(p.kind) });
     if (route.query) {
       for (const [name, schema] of Object.entries(route.query.properties)) {
         const required = (route.query.required ?? []).includes(name);

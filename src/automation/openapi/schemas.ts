@@ -3,6 +3,15 @@
 // spellings are folded onto them before validation.
 
 import { Type, type TSchema } from '@sinclair/typebox';
+import {
+  IdListString,
+  IdString,
+  MAX_CURSOR_CHARS,
+  MAX_REF_CHARS,
+  RefString,
+  TargetString,
+  TokenListString,
+} from '../http/ids.js';
 
 const Str = (description?: string) => Type.String(description ? { description } : {});
 const Int = (opts: { minimum?: number; maximum?: number; description?: string } = {}) => Type.Integer(opts);
@@ -117,12 +126,12 @@ export const PagingQuery = Type.Object({
 });
 
 const FileValue = Type.Union([
-  Type.Object({ $fileId: Str() }),
+  Type.Object({ $fileId: IdString('id of an uploaded file (POST /files)') }),
   Type.Object({ $inline: Type.Object({ filename: Str(), mimeType: Type.Optional(Str()), base64: Str() }) }),
 ]);
 export const RunStartBody = Type.Object(
   {
-    target: Str('automation id or typed alias, optionally with @<version>'),
+    target: TargetString('automation id or typed alias, optionally with @<version>'),
     input: Type.Optional(Type.Unknown()),
     files: Type.Optional(Type.Record(Type.String(), Type.Union([FileValue, Type.Array(FileValue)]))),
     overrides: Type.Optional(
@@ -136,7 +145,7 @@ export const RunStartBody = Type.Object(
   { $id: 'RunStartBody' },
 );
 export const WaitQuery = {
-  version: Type.Optional(Str('release version, `latest` or a git ref')),
+  version: Type.Optional(RefString('release version, `latest` or a git ref')),
   wait_for_completion: Type.Optional(
     Int({ minimum: 0, maximum: 600, description: 'seconds; omit for asynchronous' }),
   ),
@@ -153,19 +162,20 @@ export const ArtifactsQuery = Type.Object({
   token: Type.Optional(Str('signed download token (ZIP only; no bearer key needed)')),
 });
 
-const Csv = (d: string) => Type.Optional(Str(d));
 const Time = (d: string) =>
   Type.Optional(Str(`${d} (ISO-8601 time or date, epoch ms, or relative like -7d)`));
 const BoolQ = (d: string) => Type.Optional(Type.Boolean({ description: d }));
 export const RunListQuery = Type.Object({
-  type: Csv('comma list: workflow, agent'),
-  source: Csv('comma list of automation ids or aliases'),
-  status: Csv('comma list of execution statuses'),
-  trigger: Csv('comma list of trigger types'),
-  triggered_by: Csv('comma list of user ids, or system'),
-  source_ref: Type.Optional(Str('release version, tag, ref or commit prefix')),
-  batch_id: Csv('comma list of batch ids'),
-  example_id: Csv('comma list of example ids'),
+  type: Type.Optional(TokenListString('comma list: workflow, agent')),
+  source: Type.Optional(IdListString('comma list of automation ids or aliases')),
+  status: Type.Optional(TokenListString('comma list of execution statuses')),
+  trigger: Type.Optional(TokenListString('comma list of trigger types')),
+  triggered_by: Type.Optional(TokenListString('comma list of user ids, or system')),
+  source_ref: Type.Optional(
+    Type.String({ maxLength: MAX_REF_CHARS, description: 'release version, tag, ref or commit prefix' }),
+  ),
+  batch_id: Type.Optional(IdListString('comma list of batch ids')),
+  example_id: Type.Optional(IdListString('comma list of example ids')),
   example_id_contains: Type.Optional(Str()),
   from: Time('created at or after'),
   to: Time('created at or before'),
@@ -173,10 +183,10 @@ export const RunListQuery = Type.Object({
   created_before: Time('created at or before'),
   completed_after: Time('completed at or after'),
   completed_before: Time('completed at or before'),
-  cursor: Type.Optional(Str('opaque; from nextCursor')),
+  cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_CHARS, description: 'opaque; from nextCursor' })),
   offset: Type.Optional(Int({ minimum: 0 })),
   limit: Type.Optional(Int({ minimum: 1, maximum: 10000 })),
-  ids: Csv('comma list of run ids'),
+  ids: Type.Optional(IdListString('comma list of run ids')),
   experiments: BoolQ('false excludes experiment (batch) runs'),
   sort: Type.Optional(
     Type.Union([
@@ -187,8 +197,8 @@ export const RunListQuery = Type.Object({
     ]),
   ),
   order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
-  review_status: Csv('comma list: open, closed, wont_fix'),
-  review_verdict: Csv('comma list: correct, incorrect, nit'),
+  review_status: Type.Optional(TokenListString('comma list: open, closed, wont_fix')),
+  review_verdict: Type.Optional(TokenListString('comma list: correct, incorrect, nit')),
   has_review: BoolQ('only reviewed runs'),
   no_review: BoolQ('only runs without review'),
   has_corrections: BoolQ('reviews with corrections'),

@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import type { HttpRequest } from '../../core/http/index.js';
 import { invalid, notFound, ServiceError } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
+import { IdListString } from '../http/ids.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { principalOf } from '../http/principal.js';
 import { parseEndTime, parseTime } from '../http/time.js';
@@ -17,8 +18,9 @@ import { matches, type RunListQuery } from '../runs/list.js';
 import { TERMINAL, type RunRecord } from '../runs/types.js';
 import type { QualityContext } from '../quality.js';
 import { sendFile } from '../datasets/routes.js';
+import { createExample } from '../datasets/example.js';
 import { newExampleId } from '../datasets/store.js';
-import type { ExampleFileRef, ExampleRecord } from '../datasets/types.js';
+import type { ExampleFileRef } from '../datasets/types.js';
 import { exampleView } from '../datasets/types.js';
 import { MAX_BUCKETS, bucketStart, nextBucket, reviewHealth, type Bucket } from './health.js';
 import type { ExpectedFile, ReviewRecord, ReviewStatus, Verdict } from './types.js';
@@ -85,8 +87,8 @@ const HealthQuery = Type.Object({
   trigger: Type.Optional(Type.String()),
   triggered_by: Type.Optional(Type.String()),
   source_ref: Type.Optional(Type.String()),
-  batch_id: Type.Optional(Type.String()),
-  example_id: Type.Optional(Type.String()),
+  batch_id: Type.Optional(IdListString()),
+  example_id: Type.Optional(IdListString()),
   example_id_contains: Type.Optional(Type.String()),
   from: Type.Optional(Type.String()),
   to: Type.Optional(Type.String()),
@@ -468,24 +470,22 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
               if (await stat(join(runDir, f.path)).catch(() => undefined))
                 expected[f.name] = await store(join(runDir, f.path), f.contentType);
           }
-          const now = new Date().toISOString();
-          const example: ExampleRecord = {
-            id,
-            tenant: run.tenant,
-            automationId: run.automationId,
-            automationType: run.type,
-            name: body.name ?? `run ${run.id}`,
-            input: detail?.input.args ?? {},
-            expected: review && review.correctedOutput !== undefined ? review.correctedOutput : run.output,
-            metadata: { promotedFromRunId: run.id, reviewVerdict: review?.verdict ?? null },
-            annotation: review?.note ?? null,
-            rowOrder: q.examples.nextRowOrder(run.tenant, run.automationId),
-            overrides: detail && Object.keys(detail.overrides).length > 0 ? detail.overrides : null,
-            latestRunId: run.id,
-            createdAt: now,
-            updatedAt: now,
-            files: { input, expected },
-          };
+          const example = createExample(
+            run.tenant,
+            { id: run.automationId, type: run.type },
+            {
+              id,
+              name: body.name ?? `run ${run.id}`,
+              input: detail?.input.args ?? {},
+              expected: review && review.correctedOutput !== undefined ? review.correctedOutput : run.output,
+              metadata: { promotedFromRunId: run.id, reviewVerdict: review?.verdict ?? null },
+              annotation: review?.note ?? null,
+              rowOrder: q.examples.nextRowOrder(run.tenant, run.automationId),
+              overrides: detail && Object.keys(detail.overrides).length > 0 ? detail.overrides : null,
+              latestRunId: run.id,
+              files: { input, expected },
+            },
+          );
           await q.examples.put(example);
           res.json(
             {

@@ -4,6 +4,7 @@
 // if the page is not full (the cursor then points where it stopped), which bounds the cost of
 // a page with rare matches; the reference allows short pages (sample_rate already makes them).
 
+import { idProblem } from '../http/ids.js';
 import type { RunStore } from './store.js';
 import type { RunRecord } from './types.js';
 
@@ -52,8 +53,14 @@ export function encodeCursor(sortKey: number, id: string): string {
 export function decodeCursor(cursor: string): { sortKey: number; id: string } {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && typeof value[0] === 'number' && typeof value[1] === 'string')
-      return { sortKey: value[0], id: value[1] };
+    // The id goes into an index key: one that is not a run id shape could overflow LMDB's key size.
+    if (
+      Array.isArray(value) &&
+      Number.isFinite(value[0]) &&
+      typeof value[1] === 'string' &&
+      idProblem(value[1]) === undefined
+    )
+      return { sortKey: value[0] as number, id: value[1] };
   } catch {
     // fall through
   }

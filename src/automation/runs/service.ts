@@ -9,6 +9,7 @@ import type { Principal } from '../../core/auth/types.js';
 import type { RunPool, RunHandle, RunOutcome } from '../executor/pool.js';
 import type { InputFileRef, ProviderSettings, WorkerMessage } from '../executor/protocol.js';
 import { invalid, notFound, ServiceError } from '../errors.js';
+import { checkRelativePath } from '../datasets/paths.js';
 import { snapshot } from '../files/blobs.js';
 import type { AutomationRegistry, AutomationRecord } from '../registry/service.js';
 import { packagePath } from '../registry/repository.js';
@@ -186,6 +187,13 @@ export class RunService {
       );
     }
 
+    // Every caller's input files land at input/<field>/<filename> in the run's folder; a field or
+    // name that could climb out of it is refused here whatever the caller checked.
+    for (const f of req.files ?? []) {
+      const problem = checkRelativePath(`${f.field}/${f.filename}`);
+      if (problem)
+        throw invalid(`files.${f.field}`, `unsafe input file ${f.field}/${f.filename}: ${problem}`);
+    }
     const now = Date.now();
     const id = newRunId(now);
     const dir = this.runDir(id);
@@ -541,6 +549,8 @@ export class RunService {
       // Not started: it ends now. If the worker was just picking it up, the pool's abort
       // terminates that worker, so nothing of this run keeps going.
       active.cancelledBeforeSubmit = true;
+      // The request time is part of the run's timing whether or not it had started.
+      active.record = { ...active.record, cancelRequestedAt: Date.now() };
       active.handle?.cancel('cancelled while queued');
       const done = this.waitFor(id, 0);
       await this.finish(active, { kind: 'cancelled', error: 'cancelled before it started' });

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { startHarness, type Harness } from './harness.js';
 import { release, workflowManifest } from './registry-git.js';
+import { HANG_MS, waitUntil } from '../helpers/wait.js';
 
 describe('automation runs: cancel, timeout, failure', () => {
   let h: Harness;
@@ -31,12 +32,10 @@ describe('automation runs: cancel, timeout, failure', () => {
   });
 
   async function waitStatus(id: string, status: string) {
-    for (let i = 0; i < 200; i++) {
+    return waitUntil(`run ${id} to reach ${status}`, async () => {
       const run = await h.api('GET', `/runs/${id}`);
-      if (run.body.execution.status === status) return run.body;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error(`run ${id} never reached ${status}`);
+      return run.body.execution.status === status && run.body;
+    });
   }
 
   it('cancels a queued run at once and an in-flight run cooperatively', async () => {
@@ -59,7 +58,7 @@ describe('automation runs: cancel, timeout, failure', () => {
     assert.deepEqual(c2.body.cancellation, { state: 'requested', wasStatus: 'running' });
     const during = await h.api('GET', `/runs/${slow.body.id}`);
     assert.ok(during.body.timing.cancelRequestedAt);
-    const done = await h.service.core.runs.waitFor(slow.body.id, 10_000);
+    const done = await h.service.core.runs.waitFor(slow.body.id, HANG_MS);
     assert.equal(done.status, 'cancelled');
     const events = (await h.api('GET', `/runs/${slow.body.id}/events`)).body.events.map((e: any) => e.type);
     assert.equal(events[events.length - 1], 'run.cancelled');
@@ -79,7 +78,7 @@ describe('automation runs: cancel, timeout, failure', () => {
     await waitStatus(run.body.id, 'running');
     const cancel = await h.api('POST', `/runs/${run.body.id}/cancel`);
     assert.equal(cancel.body.cancellation.state, 'requested');
-    const done = await h.service.core.runs.waitFor(run.body.id, 20_000);
+    const done = await h.service.core.runs.waitFor(run.body.id, HANG_MS);
     assert.equal(done.status, 'cancelled');
     assert.match(done.error ?? '', /terminated/);
     // The pool replaced the terminated worker: the next run still works.
@@ -123,6 +122,6 @@ describe('automation runs: cancel, timeout, failure', () => {
     assert.equal(run.status, 200);
     assert.equal(run.body.finished, false);
     await h.api('POST', `/runs/${run.body.id}/cancel`);
-    assert.equal((await h.service.core.runs.waitFor(run.body.id, 10_000)).status, 'cancelled');
+    assert.equal((await h.service.core.runs.waitFor(run.body.id, HANG_MS)).status, 'cancelled');
   });
 });

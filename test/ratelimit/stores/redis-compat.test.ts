@@ -14,6 +14,7 @@ import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
 import { Code, type RateLimitRequest } from '../../../src/ratelimit/types.js';
 import { redisAvailable, startRedis, type RedisProcess } from '../../helpers/redis.js';
 import { rulesFrom } from '../helpers.js';
+import { waitUntil } from '../../helpers/wait.js';
 
 const CONFIG = `
 domain: compat
@@ -67,9 +68,9 @@ async function monitored(port: number, work: () => Promise<void>): Promise<strin
   // MONITOR output trails the replies slightly; a PING through the monitored server marks the end.
   const marker = new Redis({ host: '127.0.0.1', port });
   await marker.echo('monitor-end');
-  const deadline = Date.now() + 5000;
-  while (!seen.some((a) => a[0]?.toLowerCase() === 'echo') && Date.now() < deadline)
-    await new Promise((r) => setTimeout(r, 10));
+  await waitUntil('the MONITOR end marker', () => seen.some((a) => a[0]?.toLowerCase() === 'echo'), {
+    intervalMs: 10,
+  });
   monitor.disconnect();
   client.disconnect();
   marker.disconnect();

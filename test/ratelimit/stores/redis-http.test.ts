@@ -51,7 +51,7 @@ describe(
       const settings = loadStoreSettings(
         new EnvReader({
           KVSTORE_URL: `127.0.0.1:${redis.port}`,
-          KVSTORE_TIMEOUT: '500ms',
+          KVSTORE_TIMEOUT: '5s',
           KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: 'true',
           KVSTORE_POOL_SIZE: '2',
           CACHE_KEY_PREFIX: 'http_',

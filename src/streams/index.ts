@@ -23,7 +23,10 @@ export interface StreamsOptions {
   now?: () => number;
 }
 
-export async function startStreams(ctx: ServiceContext, options: StreamsOptions = {}): Promise<RunningService> {
+export async function startStreams(
+  ctx: ServiceContext,
+  options: StreamsOptions = {},
+): Promise<RunningService> {
   if (ctx.thread.index !== 0) {
     throw new Error(
       'the streams service keeps its state in one event loop and must run on front-end thread 0 only',

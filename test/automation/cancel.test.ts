@@ -31,6 +31,18 @@ describe('automation runs: cancel, timeout, failure', () => {
     await h?.close();
   });
 
+  /**
+   * Waits until the run's first step is executing. A run is 'running' from the moment it is
+   * handed to a worker, before its module has loaded; a cancel in that gap ends it before
+   * any step starts, which is another path than the one these tests are about.
+   */
+  async function waitStepStarted(id: string) {
+    await waitUntil(`a step of run ${id} to start`, async () => {
+      const events = (await h.api('GET', `/runs/${id}/events`)).body.events as { type: string }[];
+      return events.some((e) => e.type === 'step.started');
+    });
+  }
+
   async function waitStatus(id: string, status: string) {
     return waitUntil(`run ${id} to reach ${status}`, async () => {
       const run = await h.api('GET', `/runs/${id}`);
@@ -43,6 +55,7 @@ describe('automation runs: cancel, timeout, failure', () => {
       body: { target: 'workflows.text-report', input: { text: 'slow', delay_ms: 60000 } },
     });
     await waitStatus(slow.body.id, 'running');
+    await waitStepStarted(slow.body.id);
     const queued = await h.api('POST', '/runs', {
       body: { target: 'workflows.text-report', input: { text: 'queued' } },
     });
@@ -75,7 +88,7 @@ describe('automation runs: cancel, timeout, failure', () => {
 
   it('terminates a worker whose step ignores the signal, after the grace period', async () => {
     const run = await h.api('POST', '/runs', { body: { target: 'workflows.stubborn', input: {} } });
-    await waitStatus(run.body.id, 'running');
+    await waitStepStarted(run.body.id);
     const cancel = await h.api('POST', `/runs/${run.body.id}/cancel`);
     assert.equal(cancel.body.cancellation.state, 'requested');
     const done = await h.service.core.runs.waitFor(run.body.id, HANG_MS);

@@ -15,7 +15,7 @@ import { startStatsOutputs } from './stats/outputs/index.js';
 import { toGrpcServerTls } from './tls-settings.js';
 import { createTracer } from './tracing.js';
 import { defaultRuntimeRoot, seedRuntime } from './config/seed.js';
-import { EventLoopClock } from './engine/clock.js';
+import { EventLoopClock, type TimeSource } from './engine/clock.js';
 import { RateLimitEngine } from './engine/engine.js';
 import { startDebugServer } from './server/debug.js';
 import { Decider } from './server/decider.js';
@@ -46,7 +46,18 @@ export function prepareRatelimitShared(env: EnvReader): Record<string, SharedArr
 
 const UNTRACKED_LOG_INTERVAL_MS = 60_000;
 
-export async function startRatelimit(ctx: ServiceContext): Promise<RunningService> {
+export interface RatelimitOptions {
+  /**
+   * The clock windows are measured on (default: Date.now() read once per event-loop turn).
+   * Tests hold it still so a window edge never falls between the hits they count.
+   */
+  clock?: TimeSource;
+}
+
+export async function startRatelimit(
+  ctx: ServiceContext,
+  options: RatelimitOptions = {},
+): Promise<RunningService> {
   const settings = loadRatelimitSettings(ctx.env);
   const obs = loadObservabilitySettings(ctx.env);
   const log = ctx.log;
@@ -69,7 +80,7 @@ export async function startRatelimit(ctx: ServiceContext): Promise<RunningServic
   const engine = new RateLimitEngine({
     store,
     stats,
-    clock: new EventLoopClock(),
+    clock: options.clock ?? new EventLoopClock(),
     settings,
     onUntracked: () => {
       stats.add(fullStat, 1);

@@ -15,7 +15,18 @@ import { openStreamsEnvironment } from './storage.js';
 
 export { loadStreamsSettings, type StreamsSettings } from './settings.js';
 
-export async function startStreams(ctx: ServiceContext): Promise<RunningService> {
+export interface StreamsOptions {
+  /**
+   * The clock consumer instances' idle time is measured on (default Date.now). Tests move it
+   * forward to expire an instance without waiting for STREAMS_INSTANCE_TIMEOUT to pass.
+   */
+  now?: () => number;
+}
+
+export async function startStreams(
+  ctx: ServiceContext,
+  options: StreamsOptions = {},
+): Promise<RunningService> {
   if (ctx.thread.index !== 0) {
     throw new Error(
       'the streams service keeps its state in one event loop and must run on front-end thread 0 only',
@@ -25,10 +36,15 @@ export async function startStreams(ctx: ServiceContext): Promise<RunningService>
   const log = ctx.log.child({ service: 'streams' });
   const root = openStreamsEnvironment(join(ctx.core.dataDir, 'streams'));
   const topicLog = new LmdbTopicLog(root);
-  const groups = new ConsumerGroups(topicLog, new GroupStore(root), {
-    maxInstancesPerGroup: settings.maxInstancesPerGroup,
-    instanceTimeoutMs: settings.instanceTimeoutMs,
-  });
+  const groups = new ConsumerGroups(
+    topicLog,
+    new GroupStore(root),
+    {
+      maxInstancesPerGroup: settings.maxInstancesPerGroup,
+      instanceTimeoutMs: settings.instanceTimeoutMs,
+    },
+    options.now,
+  );
 
   let url = '';
   const router = buildRouter({

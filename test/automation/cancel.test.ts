@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { startHarness, type Harness } from './harness.js';
 import { release, workflowManifest } from './registry-git.js';
+import { HANG_MS, waitUntil } from '../helpers/wait.js';
 
 describe('automation runs: cancel, timeout, failure', () => {
   let h: Harness;
@@ -30,13 +31,23 @@ describe('automation runs: cancel, timeout, failure', () => {
     await h?.close();
   });
 
+  /**
+   * Waits until the run's first step is executing. A run is 'running' from the moment it is
+   * handed to a worker, before its module has loaded; a cancel in that gap ends it before
+   * any step starts, which is another path than the one these tests are about.
+   */
+  async function waitStepStarted(id: string) {
+    await waitUntil(`a step of run ${id} to start`, async () => {
+      const events = (await h.api('GET', `/runs/${id}/events`)).body.events as { type: string }[];
+      return events.some((e) => e.type === 'step.started');
+    });
+  }
+
   async function waitStatus(id: string, status: string) {
-    for (let i = 0; i < 200; i++) {
+    return waitUntil(`run ${id} to reach ${status}`, async () => {
       const run = await h.api('GET', `/runs/${id}`);
-      if (run.body.execution.status === status) return run.body;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error(`run ${id} never reached ${status}`);
+      return run.body.execution.status === status && run.body;
+    });
   }
 
   it('cancels a queued run at once and an in-flight run cooperatively', async () => {
@@ -44,6 +55,7 @@ describe('automation runs: cancel, timeout, failure', () => {
       body: { target: 'workflows.text-report', input: { text: 'slow', delay_ms: 60000 } },
     });
     await waitStatus(slow.body.id, 'running');
+    await waitStepStarted(slow.body.id);
     const queued = await h.api('POST', '/runs', {
       body: { target: 'workflows.text-report', input: { text: 'queued' } },
     });
@@ -63,7 +75,7 @@ describe('automation runs: cancel, timeout, failure', () => {
     assert.deepEqual(c2.body.cancellation, { state: 'requested', wasStatus: 'running' });
     const during = await h.api('GET', `/runs/${slow.body.id}`);
     assert.ok(during.body.timing.cancelRequestedAt);
-    const done = await h.service.core.runs.waitFor(slow.body.id, 10_000);
+    const done = await h.service.core.runs.waitFor(slow.body.id, HANG_MS);
     assert.equal(done.status, 'cancelled');
     const ended = (await h.api('GET', `/runs/${slow.body.id}`)).body;
     assert.equal(ended.timing.cancelRequestedAt, during.body.timing.cancelRequestedAt);
@@ -82,10 +94,10 @@ describe('automation runs: cancel, timeout, failure', () => {
 
   it('terminates a worker whose step ignores the signal, after the grace period', async () => {
     const run = await h.api('POST', '/runs', { body: { target: 'workflows.stubborn', input: {} } });
-    await waitStatus(run.body.id, 'running');
+    await waitStepStarted(run.body.id);
     const cancel = await h.api('POST', `/runs/${run.body.id}/cancel`);
     assert.equal(cancel.body.cancellation.state, 'requested');
-    const done = await h.service.core.runs.waitFor(run.body.id, 20_000);
+    const done = await h.service.core.runs.waitFor(run.body.id, HANG_MS);
     assert.equal(done.status, 'cancelled');
     assert.match(done.error ?? '', /terminated/);
     // The pool replaced the terminated worker: the next run still works.
@@ -129,6 +141,6 @@ describe('automation runs: cancel, timeout, failure', () => {
     assert.equal(run.status, 200);
     assert.equal(run.body.finished, false);
     await h.api('POST', `/runs/${run.body.id}/cancel`);
-    assert.equal((await h.service.core.runs.waitFor(run.body.id, 10_000)).status, 'cancelled');
+    assert.equal((await h.service.core.runs.waitFor(run.body.id, HANG_MS)).status, 'cancelled');
   });
 });

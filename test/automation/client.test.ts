@@ -19,6 +19,7 @@ import {
 } from '../../src/automation/client/index.js';
 import { envelope, formOf, json, RUN_DONE, startFakeApi } from './client-fixture.js';
 import type { FakeApi } from './client-fixture.js';
+import { waitUntil } from '../helpers/wait.js';
 
 let api: FakeApi;
 
@@ -292,7 +293,7 @@ describe('run_and_wait', () => {
     );
   });
 
-  it('throws ServiceTimeoutError with the run id when the run outlives max_wait_seconds', async () => {
+  it('throws ServiceTimeoutError with the run id when the run outlives max_wait_seconds', async (t) => {
     api.use((req) =>
       json('r', {
         id: 'run_7',
@@ -301,16 +302,24 @@ describe('run_and_wait', () => {
         execution: { status: req.method === 'POST' ? 'pending' : 'running' },
       }),
     );
-    await assert.rejects(
-      fast().run_and_wait('workflows.slow', {}, { max_wait_seconds: 0.2, poll_interval_seconds: 0.05 }),
-      (e: unknown) => {
-        assert.ok(e instanceof ServiceTimeoutError);
-        assert.equal(e.code, 'timeout');
-        assert.equal(e.runId, 'run_7');
-        return true;
-      },
-    );
-    assert.ok(api.log.length >= 2);
+    // The wait is measured on Date.now(); the test moves that clock itself, so the client
+    // polls until the test says the time is up, however slowly the machine answers.
+    t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+    let settled = false;
+    const waiting = fast()
+      .run_and_wait('workflows.slow', {}, { max_wait_seconds: 0.2, poll_interval_seconds: 0.01 })
+      .finally(() => (settled = true));
+    waiting.catch(() => {});
+    await waitUntil('two polls', () => api.log.length >= 3);
+    assert.equal(settled, false, 'still polling while the clock stands before max_wait_seconds');
+    t.mock.timers.tick(200);
+    await assert.rejects(waiting, (e: unknown) => {
+      assert.ok(e instanceof ServiceTimeoutError);
+      assert.equal(e.code, 'timeout');
+      assert.equal(e.runId, 'run_7');
+      return true;
+    });
+    assert.ok(api.log.slice(1).every((r) => r.method === 'GET' && r.path === '/api/v1/runs/run_7'));
   });
 
   it("the caller's signal stops the polling with the signal's reason", async () => {
@@ -675,8 +684,10 @@ describe('experiments.stream (NDJSON)', () => {
       return 'handled';
     });
     const seen: unknown[] = [];
+    // The same time-out also bounds the answer's headers and first line, so it is long enough
+    // that only a hang, not a slow machine, could miss them; the silence after them is endless.
     await assert.rejects(async () => {
-      for await (const event of fast({ timeout_seconds: 0.3 }).experiments.stream('aut_1')) seen.push(event);
+      for await (const event of fast({ timeout_seconds: 2 }).experiments.stream('aut_1')) seen.push(event);
     }, ServiceTimeoutError);
     assert.equal(seen.length, 1);
   });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { startHarness, type Harness } from './harness.js';
 import { gitIn, release, workflowManifest } from './registry-git.js';
 import { makeTestContext } from '../helpers/context.js';
+import { HANG_MS, waitUntil } from '../helpers/wait.js';
 import { startAutomation } from '../../src/automation/index.js';
 import { openAutomationDb } from '../../src/automation/db.js';
 import { RunStore } from '../../src/automation/runs/store.js';
@@ -26,8 +27,10 @@ describe('automation service lifecycle and providers', () => {
     const slow = await h.api('POST', '/runs', {
       body: { target: 'workflows.text-report', input: { text: 'a', delay_ms: 60000 } },
     });
-    while ((await h.api('GET', `/runs/${slow.body.id}`)).body.execution.status !== 'running')
-      await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(
+      'the slow run to start',
+      async () => (await h.api('GET', `/runs/${slow.body.id}`)).body.execution.status === 'running',
+    );
     const queued = await h.api('POST', '/runs', {
       body: { target: 'workflows.text-report', input: { text: 'b' } },
     });
@@ -41,7 +44,7 @@ describe('automation service lifecycle and providers', () => {
     assert.ok(limited.body.requestId);
     await h.api('POST', `/runs/${queued.body.id}/cancel`);
     await h.api('POST', `/runs/${slow.body.id}/cancel`);
-    assert.equal((await h.service.core.runs.waitFor(slow.body.id, 10_000)).status, 'cancelled');
+    assert.equal((await h.service.core.runs.waitFor(slow.body.id, HANG_MS)).status, 'cancelled');
   });
 
   it('after a restart, queued runs run and runs cut off in flight are failed', async () => {
@@ -90,7 +93,7 @@ describe('automation service lifecycle and providers', () => {
       await again.close();
       await second.cleanup();
     });
-    const requeued = await again.core.runs.waitFor(`${done.id}-queued`, 20_000);
+    const requeued = await again.core.runs.waitFor(`${done.id}-queued`, HANG_MS);
     assert.equal(requeued.status, 'completed');
     assert.equal((requeued.output as { text: string }).text, 'before restart');
     const cut = again.core.runs.get(`${done.id}-running`)!;

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { startHarness, type Harness } from './harness.js';
+import { HANG_MS } from '../helpers/wait.js';
 
 describe('automation run listing', () => {
   let h: Harness;
@@ -30,7 +31,7 @@ describe('automation run listing', () => {
       batchIds.push(run.id);
       ids.push(run.id);
     }
-    for (const id of ids) await h.service.core.runs.waitFor(id, 20_000);
+    for (const id of ids) await h.service.core.runs.waitFor(id, HANG_MS);
   });
   after(async () => {
     await h?.close();

@@ -9,6 +9,7 @@ import {
   isServiceError,
 } from '../../src/automation/client/index.js';
 import { startHarness, type Harness } from './harness.js';
+import { HANG_MS } from '../helpers/wait.js';
 
 const A = 'workflows.text-report';
 let h: Harness;
@@ -188,7 +189,7 @@ describe('dataset examples', () => {
       input: { text: '  run   me ' },
     });
     const started = await client.automations.examples.run(A, ex.id);
-    const run = await h.service.core.runs.waitFor(String(started['runId']), 20_000);
+    const run = await h.service.core.runs.waitFor(String(started['runId']), HANG_MS);
     assert.equal(run.status, 'completed');
     assert.equal(run.exampleId, ex.id);
     assert.deepEqual((run.output as { text: string }).text, 'run me');
@@ -206,7 +207,7 @@ describe('dataset examples', () => {
     const a = bytes(5000, 5);
     await client.automations.examples.input.upload(A, ex.id, { 'docs/a.bin': a, 'top.txt': strToU8('top') });
     const started = await client.automations.examples.run(A, ex.id);
-    const run = await h.service.core.runs.waitFor(String(started['runId']), 20_000);
+    const run = await h.service.core.runs.waitFor(String(started['runId']), HANG_MS);
     assert.equal(run.status, 'completed');
     const detail = h.service.core.runs.getDetail(run.id)!;
     assert.deepEqual(detail.input.args, {

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { strToU8, unzipSync } from 'fflate';
 import { ServiceClient, ServiceNotFoundError } from '../../src/automation/client/index.js';
 import { startHarness, type Harness } from './harness.js';
+import { HANG_MS } from '../helpers/wait.js';
 
 const A = 'workflows.text-report';
 let h: Harness;
@@ -63,7 +64,7 @@ describe('reviews', () => {
     const refused = await h.api('PUT', `/runs/${slow.body.id}/reviews`, { body: { verdict: 'correct' } });
     assert.equal(refused.status, 409);
     await h.api('POST', `/runs/${slow.body.id}/cancel`);
-    await h.service.core.runs.waitFor(slow.body.id, 20_000);
+    await h.service.core.runs.waitFor(slow.body.id, HANG_MS);
   });
 
   it('manages corrected files (upload, copy from output, rename, download, delete) and bundles them', async () => {

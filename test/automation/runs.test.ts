@@ -2,6 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { unzipSync } from 'fflate';
 import { startHarness, type Harness } from './harness.js';
+import { Gate, GATED, installGated } from './gate.js';
+import { HANG_MS } from '../helpers/wait.js';
 
 describe('automation runs (built-ins)', () => {
   let h: Harness;
@@ -155,18 +157,27 @@ describe('automation runs (built-ins)', () => {
     assert.equal(noAuth.status, 401);
   });
 
-  it('runs the workflow asynchronously and polls it to completion', async () => {
-    const started = await h.api('POST', '/runs', {
-      body: { target: 'workflows.text-report', input: { text: 'async', delay_ms: 50 } },
-    });
-    assert.equal(started.status, 200);
-    assert.equal(started.body.finished, false);
-    assert.ok(['pending', 'running'].includes(started.body.execution.status));
-    const done = await h.service.core.runs.waitFor(started.body.id, 10_000);
-    assert.equal(done.status, 'completed');
-    const got = await h.api('GET', `/runs/${started.body.id}`);
-    assert.equal(got.body.finished, true);
-    assert.equal(got.body.output.text, 'async');
+  it('runs a workflow asynchronously and polls it to completion', async () => {
+    // The run waits at a gate the test opens only after the answer, so "not finished yet" is
+    // a fact here, not a race between the run and the answer.
+    await installGated(h);
+    const gate = new Gate();
+    try {
+      const started = await h.api('POST', '/runs', {
+        body: { target: GATED, input: { gate: gate.path, text: 'async' } },
+      });
+      assert.equal(started.status, 200);
+      assert.equal(started.body.finished, false);
+      assert.ok(['pending', 'running'].includes(started.body.execution.status));
+      gate.open();
+      const done = await h.service.core.runs.waitFor(started.body.id, HANG_MS);
+      assert.equal(done.status, 'completed');
+      const got = await h.api('GET', `/runs/${started.body.id}`);
+      assert.equal(got.body.finished, true);
+      assert.equal(got.body.output.text, 'async');
+    } finally {
+      gate.dispose();
+    }
   });
 
   it('applies overrides.steps to replace a step output', async () => {

@@ -39,11 +39,13 @@ describe('sluice serve', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       const deadline = Date.now() + 60_000;
-      while (!/First start: an admin API key/.test(out) && Date.now() < deadline) {
+      // The key is printed on lines of its own after this one, which may arrive in a later
+      // chunk, so the wait is for the line that follows the key.
+      while (!/First start: an admin API key[\s\S]*Use it as/.test(out) && Date.now() < deadline) {
         if (child.exitCode !== null) break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      assert.match(out, /First start: an admin API key/, `stdout:\n${out}\nstderr:\n${err}`);
+      assert.match(out, /First start: an admin API key[\s\S]*Use it as/, `stdout:\n${out}\nstderr:\n${err}`);
       const token = /\s(sk_\S+)/.exec(out)?.[1];
       assert.ok(token);
       for (const port of Object.values(ports).filter((p) => p !== ports.GRPC_PORT))

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { freePort, haveBinary } from './redis.js';
+import { HANG_MS } from './wait.js';
 
 export const memcachedAvailable = haveBinary('memcached');
 
@@ -40,7 +41,7 @@ export async function startMemcached(options: { args?: string[] } = {}): Promise
     );
     child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + HANG_MS;
     while (!(await canConnect(port))) {
       if (child.exitCode !== null) throw new Error(`memcached exited (${child.exitCode}): ${output}`);
       if (Date.now() > deadline) throw new Error(`memcached did not listen on ${port}: ${output}`);

@@ -15,6 +15,7 @@ export const redisAvailable = haveBinary('redis-server') && haveBinary('redis-cl
 
 export { freePort } from './context.js';
 import { freePort } from './context.js';
+import { HANG_MS } from './wait.js';
 
 export interface RedisProcess {
   readonly host: string;
@@ -130,7 +131,7 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisProce
       args.push(...(options.args ?? []));
     }
     child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    await waitForLine(child, marker, 15_000);
+    await waitForLine(child, marker, HANG_MS);
   };
 
   const kill = async (): Promise<void> => {
@@ -246,7 +247,7 @@ export async function startCluster(): Promise<ClusterSetup> {
       ...nodes.map((n) => `127.0.0.1:${n.port}`),
       '--cluster-yes',
     ]);
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + HANG_MS;
     for (const n of nodes) {
       for (;;) {
         if (/cluster_state:ok/.test(redisCli(n.port, ['cluster', 'info']))) break;

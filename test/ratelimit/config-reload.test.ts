@@ -20,6 +20,7 @@ import { ConfigManager } from '../../src/ratelimit/config/manager.js';
 import { FileConfigProvider, type FileProviderOptions } from '../../src/ratelimit/config/provider.js';
 import type { RuleSet } from '../../src/ratelimit/config/rules.js';
 import { createStatsBuffer, SharedStatsTable } from '../../src/ratelimit/stats/shared-table.js';
+import { withinHang } from '../helpers/wait.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -50,16 +51,21 @@ async function managed(layout: FileProviderOptions) {
   return { manager, stats, domains: () => domains };
 }
 
-/** Runs `change` and waits for the reload it causes (fails the test instead of hanging). */
-async function reloadAfter(manager: ConfigManager, change: () => void): Promise<void> {
-  const next = manager.nextLoad();
+/**
+ * Runs `change` and waits for a reload after which `done` holds. One change can cause more
+ * than one load (a watcher may report a write twice, further apart than the debounce on a
+ * loaded machine), so a load is not taken as the one this change caused until it shows it.
+ */
+async function reloadAfter(manager: ConfigManager, change: () => void, done: () => boolean): Promise<void> {
+  let next = manager.nextLoad();
   change();
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    next,
-    new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('no reload within 5 s')), 5000))),
-  ]);
-  clearTimeout(timer);
+  for (;;) {
+    await withinHang('a reload showing the change', next);
+    // The manager resolves its waiters synchronously at the end of a load, so no other load
+    // can finish between that and the next registration below.
+    if (done()) return;
+    next = manager.nextLoad();
+  }
 }
 
 const limitOf = (rules: RuleSet | undefined, domain: string) =>
@@ -80,22 +86,41 @@ describe('ratelimit config loading and hot reload', () => {
     try {
       assert.equal(limitOf(manager.current, 'one'), 5);
       assert.equal(domains(), 1);
-      await reloadAfter(manager, () => writeFileSync(join(root, 'config', 'a.yaml'), doc('one', 7)));
+      await reloadAfter(
+        manager,
+        () => writeFileSync(join(root, 'config', 'a.yaml'), doc('one', 7)),
+        () => limitOf(manager.current, 'one') === 7,
+      );
       assert.equal(limitOf(manager.current, 'one'), 7);
-      await reloadAfter(manager, () => writeFileSync(join(root, 'config', 'b.yaml'), doc('two', 9)));
+      await reloadAfter(
+        manager,
+        () => writeFileSync(join(root, 'config', 'b.yaml'), doc('two', 9)),
+        () => limitOf(manager.current, 'two') === 9,
+      );
       assert.equal(limitOf(manager.current, 'two'), 9);
       const loadsBefore = manager.loadCount;
-      await reloadAfter(manager, () => chmodSync(join(root, 'config', 'b.yaml'), 0o600));
+      await reloadAfter(
+        manager,
+        () => chmodSync(join(root, 'config', 'b.yaml'), 0o600),
+        () => manager.loadCount > loadsBefore,
+      );
       assert.ok(manager.loadCount > loadsBefore);
-      await reloadAfter(manager, () => unlinkSync(join(root, 'config', 'b.yaml')));
+      await reloadAfter(
+        manager,
+        () => unlinkSync(join(root, 'config', 'b.yaml')),
+        () => manager.current?.domains.has('two') === false,
+      );
       assert.equal(manager.current?.domains.has('two'), false);
 
       // a bad file: the previous rules stay, the error is counted and kept
-      await reloadAfter(manager, () =>
-        writeFileSync(
-          join(root, 'config', 'c.yaml'),
-          'domain: three\ndescriptors:\n  - key: k\n    rate_limit: { unit: fortnight }\n',
-        ),
+      await reloadAfter(
+        manager,
+        () =>
+          writeFileSync(
+            join(root, 'config', 'c.yaml'),
+            'domain: three\ndescriptors:\n  - key: k\n    rate_limit: { unit: fortnight }\n',
+          ),
+        () => manager.error !== undefined,
       );
       assert.equal(limitOf(manager.current, 'one'), 7);
       assert.match(manager.error?.message ?? '', /c\.yaml: invalid rate limit unit 'fortnight'/);
@@ -103,10 +128,14 @@ describe('ratelimit config loading and hot reload', () => {
       assert.ok(stats.get('ratelimit.service.config_load_success') >= 4);
 
       // removing every domain makes the config health component unhealthy
-      await reloadAfter(manager, () => {
-        unlinkSync(join(root, 'config', 'c.yaml'));
-        unlinkSync(join(root, 'config', 'a.yaml'));
-      });
+      await reloadAfter(
+        manager,
+        () => {
+          unlinkSync(join(root, 'config', 'c.yaml'));
+          unlinkSync(join(root, 'config', 'a.yaml'));
+        },
+        () => manager.current?.domains.size === 0,
+      );
       assert.equal(manager.current?.domains.size, 0);
       assert.equal(domains(), 0);
     } finally {
@@ -132,10 +161,14 @@ describe('ratelimit config loading and hot reload', () => {
       assert.equal(limitOf(manager.current, 'swap'), 1);
       assert.deepEqual(manager.current?.files, ['config.rl.yaml']);
       // the atomic swap tools use: new link beside, then rename over
-      await reloadAfter(manager, () => {
-        symlinkSync(join(base, 'v2'), join(base, 'current.tmp'));
-        renameSync(join(base, 'current.tmp'), current);
-      });
+      await reloadAfter(
+        manager,
+        () => {
+          symlinkSync(join(base, 'v2'), join(base, 'current.tmp'));
+          renameSync(join(base, 'current.tmp'), current);
+        },
+        () => limitOf(manager.current, 'swap') === 2,
+      );
       assert.equal(limitOf(manager.current, 'swap'), 2);
     } finally {
       await manager.close();

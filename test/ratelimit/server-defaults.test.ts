@@ -8,14 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { startRatelimit } from '../../src/ratelimit/index.js';
 import { makeTestContext } from '../helpers/context.js';
-
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.fail('condition not met within 5 s');
-}
+import { waitUntil } from '../helpers/wait.js';
 
 describe('ratelimit service defaults', () => {
   it('seeds a commented example under the data directory, serves it, and reloads edits to it', async () => {
@@ -41,7 +34,8 @@ describe('ratelimit service defaults', () => {
         file,
         readFileSync(file, 'utf8').replace('requests_per_unit: 5', 'requests_per_unit: 50'),
       );
-      await waitFor(
+      await waitUntil(
+        'the edited example to be served',
         async () =>
           ((await (await post()).json()) as typeof json).statuses[0]!.currentLimit.requestsPerUnit === 50,
       );

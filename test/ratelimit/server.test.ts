@@ -17,6 +17,7 @@ import {
 } from '../../src/core/grpc/index.js';
 import type { RunningService } from '../../src/core/service.js';
 import { startRatelimit } from '../../src/ratelimit/index.js';
+import { ManualClock } from '../../src/ratelimit/engine/clock.js';
 import { runRatelimitClient } from '../../src/ratelimit/client.js';
 import { RLS_SERVICE, type WireRequest } from '../../src/ratelimit/server/grpc.js';
 import { makeTestContext, type TestContext } from '../helpers/context.js';
@@ -46,7 +47,8 @@ describe('ratelimit service over gRPC, HTTP and the debug server', () => {
         DEBUG_PROFILING_ENABLED: 'true',
       },
     });
-    service = await startRatelimit(t.ctx);
+    // The clock stands still: no window edge falls between the hits a test counts.
+    service = await startRatelimit(t.ctx, { clock: new ManualClock(Date.now()) });
     http = service.addresses.http!;
     debug = service.addresses.debug!;
     const root = loadProto([PROTO_FILES.rls, PROTO_FILES.health]);

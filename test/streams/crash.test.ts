@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openStreamsEnvironment } from '../../src/streams/storage.js';
 import { LmdbTopicLog } from '../../src/streams/log/lmdb.js';
+import { waitUntil } from '../helpers/wait.js';
 
 interface Ack {
   id: string;
@@ -66,7 +67,7 @@ test('a server killed with SIGKILL during produce load loses no acknowledged rec
       }
     };
     const producers = Array.from({ length: 10 }, (_, p) => producer(p));
-    while (acked.length < 1500) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitUntil('1500 acknowledged records', () => acked.length >= 1500, { intervalMs: 10 });
     child.kill('SIGKILL');
     assert.equal(await exited, 'SIGKILL');
     stop = true;

@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { request } from 'node:http';
 import { createTopic, fetchAll, newConsumer, produce, startHarness, VND, type Harness } from './harness.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const values = (records: Array<{ value: { n: number } }>): number[] =>
   records.map((r) => r.value.n).sort((a, b) => a - b);
@@ -26,7 +27,22 @@ describe('consumer groups', () => {
       'split',
       sent.map((n) => ({ key: `k${n}`, value: { n } })),
     );
-    const [fromA, fromB] = await Promise.all([fetchAll(h, a, 200, 100), fetchAll(h, b, 200, 100)]);
+    // Both read until the group has delivered all 200, then neither has anything left.
+    const fromA: any[] = [];
+    const fromB: any[] = [];
+    await waitUntil('the group to deliver every record', async () => {
+      for (const [path, into] of [
+        [a, fromA],
+        [b, fromB],
+      ] as const) {
+        const reply = await h.call('GET', `${path}/records?timeout=0`, { accept: VND });
+        assert.equal(reply.status, 200, reply.text);
+        into.push(...reply.body);
+      }
+      return fromA.length + fromB.length >= sent.length;
+    });
+    for (const path of [a, b])
+      assert.deepEqual((await h.call('GET', `${path}/records?timeout=0`, { accept: VND })).body, []);
     assert.ok(fromA.length > 0 && fromB.length > 0, 'both instances received records');
     const partitionsA = new Set(fromA.map((r) => r.partition));
     for (const r of fromB) assert.ok(!partitionsA.has(r.partition), 'a partition has one owner');
@@ -41,7 +57,7 @@ describe('consumer groups', () => {
     }
     // A separate group reads everything again.
     const other = await newConsumer(h, 'auditors', ['split'], { 'auto.offset.reset': 'earliest' });
-    assert.deepEqual(values(await fetchAll(h, other, 200, 100)), sent);
+    assert.deepEqual(values(await fetchAll(h, other, 200)), sent);
   });
 
   test('after an instance is deleted, a new instance resumes where the group left off', async () => {
@@ -178,7 +194,14 @@ describe('consumer groups', () => {
   });
 
   test('an idle instance expires and its partitions go to the rest of the group', async () => {
-    const short = await startHarness({ STREAMS_INSTANCE_TIMEOUT: '300ms' });
+    // Idle time is measured on a clock the test moves forward, so which instance is idle
+    // "long enough" is decided by the test, not by how fast the machine answers b's polls.
+    let skew = 0;
+    const timeoutMs = 60_000;
+    const short = await startHarness(
+      { STREAMS_INSTANCE_TIMEOUT: `${timeoutMs}ms` },
+      { now: () => Date.now() + skew },
+    );
     try {
       await createTopic(short, 'expiring', 2);
       const a = await newConsumer(short, 'exp', ['expiring'], { 'auto.offset.reset': 'earliest' });
@@ -188,13 +211,23 @@ describe('consumer groups', () => {
         'expiring',
         range(0, 20).map((n) => ({ key: `k${n}`, value: { n } })),
       );
-      // b keeps polling (which keeps it alive) while a stays silent; once a expires, b owns
-      // both partitions and gets every record. Asking about a would renew it, so only after.
+      // Half the timeout on, b polls (which keeps it alive) while a stays silent.
+      skew += timeoutMs / 2;
       const all: Array<{ value: { n: number } }> = [];
-      for (let i = 0; i < 100 && all.length < 20; i++) {
-        const reply = await short.call('GET', `${b}/records?timeout=100`, { accept: VND });
+      const poll = async (): Promise<void> => {
+        const reply = await short.call('GET', `${b}/records?timeout=0`, { accept: VND });
+        assert.equal(reply.status, 200, reply.text);
         all.push(...reply.body);
-      }
+      };
+      await poll();
+      // Now a has been idle for longer than the timeout and b for half of it: the idle sweep
+      // drops a, b then owns both partitions and gets every record. Asking about a would
+      // renew it, so only after.
+      skew += timeoutMs / 2 + 1;
+      await waitUntil('b to get every record', async () => {
+        await poll();
+        return all.length >= 20;
+      });
       assert.deepEqual(values(all), range(0, 20));
       const gone = await short.call('GET', `${a}/subscription`);
       assert.equal(gone.status, 404);

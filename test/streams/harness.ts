@@ -1,8 +1,9 @@
 // Starts the streams service through startStreams with a test context, and a small HTTP client.
 
 import { makeTestContext, type TestContext } from '../helpers/context.js';
-import { startStreams } from '../../src/streams/index.js';
+import { startStreams, type StreamsOptions } from '../../src/streams/index.js';
 import type { RunningService } from '../../src/core/service.js';
+import { waitUntil } from '../helpers/wait.js';
 
 export const VND = 'application/vnd.streams.json.v2+json';
 
@@ -34,7 +35,10 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+export async function startHarness(
+  env: Record<string, string> = {},
+  options: StreamsOptions = {},
+): Promise<Harness> {
   const test = await makeTestContext({ env: { STREAMS_DEFAULT_PARTITIONS: '1', ...env } });
   const harness: Harness = {
     url: '',
@@ -65,7 +69,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     },
     async restart() {
       await harness.service.close();
-      harness.service = await startStreams(test.ctx);
+      harness.service = await startStreams(test.ctx, options);
       harness.url = harness.service.addresses.http!;
     },
     async close() {
@@ -73,7 +77,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       await test.cleanup();
     },
   };
-  harness.service = await startStreams(test.ctx);
+  harness.service = await startStreams(test.ctx, options);
   harness.url = harness.service.addresses.http!;
   return harness;
 }
@@ -112,15 +116,21 @@ export async function produce(
   return reply.body.offsets;
 }
 
-/** Fetches until `count` records arrived or `rounds` fetches returned nothing new. */
+/**
+ * Fetches until `count` records arrived. Records produced before the call are all there to
+ * read, so only a hang ends this early (after HANG_MS, with an error naming what was missing).
+ */
 export async function fetchAll(h: Harness, path: string, count: number, timeoutMs = 200): Promise<any[]> {
   const out: any[] = [];
-  let empty = 0;
-  while (out.length < count && empty < 5) {
-    const reply = await h.call('GET', `${path}/records?timeout=${timeoutMs}`, { accept: VND });
-    if (reply.status !== 200) throw new Error(`fetch: ${reply.status} ${reply.text}`);
-    if (reply.body.length === 0) empty++;
-    out.push(...reply.body);
-  }
+  await waitUntil(
+    `${count} records from ${path}`,
+    async () => {
+      const reply = await h.call('GET', `${path}/records?timeout=${timeoutMs}`, { accept: VND });
+      if (reply.status !== 200) throw new Error(`fetch: ${reply.status} ${reply.text}`);
+      out.push(...reply.body);
+      return out.length >= count;
+    },
+    { intervalMs: 0 },
+  );
   return out;
 }

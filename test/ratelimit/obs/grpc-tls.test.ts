@@ -25,6 +25,7 @@ import { EnvReader, SettingsError } from '../../../src/core/settings/index.js';
 import { loadGrpcTlsSettings } from '../../../src/ratelimit/obs-settings.js';
 import { grpcServerTlsFromEnv } from '../../../src/ratelimit/tls-settings.js';
 import { makeCa } from '../../helpers/certs.js';
+import { HANG_MS, waitUntil } from '../../helpers/wait.js';
 
 const rls = serviceDefinition(loadProto([PROTO_FILES.rls]), 'envoy.service.ratelimit.v3.RateLimitService');
 interface Response {
@@ -147,7 +148,7 @@ describe('rate limit gRPC TLS', () => {
     const stranger = client(server, { ...base, certFile: p('stranger.crt'), keyFile: p('stranger.key') });
     try {
       assert.equal((await good.call({ domain: 'd', descriptors: [] })).overallCode, 1);
-      await refused(stranger.call({ domain: 'd', descriptors: [] }, { timeoutMs: 3000 }), [
+      await refused(stranger.call({ domain: 'd', descriptors: [] }, { timeoutMs: HANG_MS }), [
         GrpcStatus.UNAUTHENTICATED,
       ]);
     } finally {
@@ -177,15 +178,16 @@ describe('rate limit gRPC TLS', () => {
       copyFileSync(p('server2.crt'), join(live, 'tls.crt.new'));
       renameSync(join(live, 'tls.key.new'), join(live, 'tls.key'));
       renameSync(join(live, 'tls.crt.new'), join(live, 'tls.crt'));
-      let cn = '';
-      while (cn !== 'server2') {
-        // A handshake during a refresh may fail; only the served certificate matters here.
-        cn = await peerCertificate(server.port).then(
-          (c) => String(c.subject.CN),
-          () => '',
-        );
-        if (cn !== 'server2') await new Promise((r) => setTimeout(r, 50));
-      }
+      // A handshake during a refresh may fail; only the served certificate matters here.
+      await waitUntil(
+        'the replaced certificate to be served',
+        async () =>
+          (await peerCertificate(server.port).then(
+            (c) => String(c.subject.CN),
+            () => '',
+          )) === 'server2',
+        { intervalMs: 50 },
+      );
       assert.equal(
         (await open.call({ domain: 'd', descriptors: [] })).overallCode,
         1,

@@ -19,10 +19,12 @@ import {
 } from '../../../src/core/grpc/index.js';
 import type { RunningService } from '../../../src/core/service.js';
 import { startRatelimit } from '../../../src/ratelimit/index.js';
+import { ManualClock } from '../../../src/ratelimit/engine/clock.js';
 import { RLS_SERVICE, type WireRequest } from '../../../src/ratelimit/server/grpc.js';
 import { makeTestContext, type TestContext } from '../../helpers/context.js';
 import { makeCa } from '../../helpers/certs.js';
 import { encodeConfig, ManagementServer } from './management-server.js';
+import { waitUntil } from '../../helpers/wait.js';
 
 describe('rate limit service with management-server config, TLS, metrics and tracing', () => {
   let dir: string;
@@ -83,7 +85,8 @@ describe('rate limit service with management-server config, TLS, metrics and tra
         MEMORY_STORE_MAX_KEYS: '1024',
       },
     });
-    service = await startRatelimit(t.ctx);
+    // The clock stands still: no window edge falls between the hits a test counts.
+    service = await startRatelimit(t.ctx, { clock: new ManualClock(Date.now()) });
     const root = loadProto([PROTO_FILES.rls]);
     grpc = createUnaryClient(
       service.addresses.grpc!,
@@ -131,16 +134,25 @@ describe('rate limit service with management-server config, TLS, metrics and tra
     assert.match(text, /^ratelimit_service_total_requests\{grpc_method="ShouldRateLimit"\} 3$/m);
     assert.match(text, /^ratelimit_service_config_load_success 1$/m);
     assert.match(text, /^ratelimit_service_response_time_seconds_count\{grpc_method="ShouldRateLimit"\} 3$/m);
-    assert.match(
+    // How long the calls took depends on the machine, so the buckets are checked for shape:
+    // cumulative counts that never fall, ending in +Inf with every call, and a 1 s bound.
+    const buckets = [
+      ...text.matchAll(
+        /^ratelimit_service_response_time_seconds_bucket\{grpc_method="ShouldRateLimit",le="([^"]+)"\} (\d+)$/gm,
+      ),
+    ].map((m) => [m[1]!, Number(m[2])] as const);
+    assert.ok(
+      buckets.some(([le]) => le === '1'),
       text,
-      /^ratelimit_service_response_time_seconds_bucket\{grpc_method="ShouldRateLimit",le="1"\} 3$/m,
     );
+    assert.deepEqual(buckets[buckets.length - 1], ['+Inf', 3]);
+    for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i]![1] >= buckets[i - 1]![1], text);
     // Flushes carry increments, so the lines add up to the total.
     const pushed = () =>
       lines
         .filter((l) => l.startsWith('ratelimit.service.rate_limit.edge.user.total_hits:'))
         .reduce((n, l) => n + Number(/:(\d+)\|c$/.exec(l)?.[1] ?? 0), 0);
-    while (pushed() < 4) await new Promise((r) => setTimeout(r, 50));
+    await waitUntil('4 hits in statsd lines', () => pushed() >= 4, { intervalMs: 50 });
     assert.equal(pushed(), 4);
   });
 

@@ -70,7 +70,7 @@ describe('Redis failure policy', { skip: redisAvailable ? false : 'redis-server 
     const settings = loadStoreSettings(
       new EnvReader({
         KVSTORE_URL: `127.0.0.1:${redis.port}`,
-        KVSTORE_TIMEOUT: '400ms',
+        KVSTORE_TIMEOUT: '5s',
         KVSTORE_FAILURE_MODE: mode,
         KVSTORE_HEALTH_CHECK_ACTIVE_CONNECTION: 'true',
         KVSTORE_POOL_SIZE: '2',
@@ -143,7 +143,7 @@ describe('Redis failure policy', { skip: redisAvailable ? false : 'redis-server 
       if (outcome.status === 'rejected') {
         assert.ok(outcome.reason instanceof ServiceError);
         assert.equal(outcome.reason.kind, 'store_error');
-        assert.match((outcome.reason as Error).message, /redis store unavailable: no answer within 400 ms/);
+        assert.match((outcome.reason as Error).message, /redis store unavailable: no answer within 5000 ms/);
       }
       // A refused call is counted once, by the Decider that sees the ServiceError, not here.
       assert.equal(stats.get(STORE_ERROR_STAT), 0);

@@ -1,5 +1,7 @@
 // The connection pool's empty behaviours against a real redis-server. A lane is made busy with
 // a blocking BLPOP (Redis itself stays responsive), so "pool empty" is real, not simulated.
+// The BLPOP blocks until the test pushes to its list, so the lane is busy for exactly as long
+// as each test needs, however slowly the machine runs.
 
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
@@ -7,7 +9,8 @@ import { EnvReader } from '../../../src/core/settings/index.js';
 import { RedisPipeliner, RedisStoreError } from '../../../src/ratelimit/store/redis-pool.js';
 import { waitReady } from '../../../src/ratelimit/store/redis-client.js';
 import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
-import { redisAvailable, startRedis, type RedisProcess } from '../../helpers/redis.js';
+import { redisAvailable, redisCli, startRedis, type RedisProcess } from '../../helpers/redis.js';
+import { HANG_MS } from '../../helpers/wait.js';
 
 describe(
   'Redis pool when every connection is busy',
@@ -31,19 +34,20 @@ describe(
         }),
       );
       const p = new RedisPipeliner(settings.redis!);
-      assert.ok(await waitReady(p.clients()[0]!, 5000));
+      assert.ok(await waitReady(p.clients()[0]!, HANG_MS));
       return p;
     }
 
     it('ERROR: queued commands fail with "pool empty" after the wait; the busy batch still completes', async () => {
       const p = await pool('ERROR');
-      const blocking = p.submit([['blpop', 'pool_err_list', 1]]);
+      const blocking = p.submit([['blpop', 'pool_err_list', 0]]);
       await new Promise((r) => setImmediate(r));
       await assert.rejects(
         p.submit([['incrby', 'pool_err', 1]]),
         (e: unknown) => e instanceof RedisStoreError && /connection pool empty after 50 ms/.test(e.message),
       );
-      assert.deepEqual(await blocking, [null]);
+      redisCli(redis.port, ['LPUSH', 'pool_err_list', 'go']);
+      assert.deepEqual(await blocking, [['pool_err_list', 'go']]);
       // With the lane free again, commands flow.
       assert.deepEqual(await p.submit([['incrby', 'pool_err', 1]]), [1]);
       await p.close();
@@ -52,13 +56,14 @@ describe(
     it('CREATE: an overflow connection serves the queued commands while the pool is busy, then closes', async () => {
       const p = await pool('CREATE');
       const order: string[] = [];
-      const blocking = p.submit([['blpop', 'pool_create_list', 2]]).then(() => order.push('blpop'));
+      const blocking = p.submit([['blpop', 'pool_create_list', 0]]).then(() => order.push('blpop'));
       await new Promise((r) => setImmediate(r));
       const queued = p.submit([['incrby', 'pool_create', 5]]).then((r) => {
         order.push('incrby');
         return r;
       });
       assert.deepEqual(await queued, [5]);
+      redisCli(redis.port, ['LPUSH', 'pool_create_list', 'go']);
       await blocking;
       assert.deepEqual(order, ['incrby', 'blpop']);
       assert.equal(p.stats().overflowCreated, 1);
@@ -70,12 +75,13 @@ describe(
     it('WAIT: queued commands wait for the busy connection and then succeed', async () => {
       const p = await pool('WAIT');
       const order: string[] = [];
-      const blocking = p.submit([['blpop', 'pool_wait_list', 1]]).then(() => order.push('blpop'));
+      const blocking = p.submit([['blpop', 'pool_wait_list', 0]]).then(() => order.push('blpop'));
       await new Promise((r) => setImmediate(r));
       const queued = p.submit([['incrby', 'pool_wait', 2]]).then((r) => {
         order.push('incrby');
         return r;
       });
+      redisCli(redis.port, ['LPUSH', 'pool_wait_list', 'go']);
       assert.deepEqual(await queued, [2]);
       await blocking;
       assert.deepEqual(order, ['blpop', 'incrby']);

@@ -18,6 +18,7 @@ import {
 } from '../../../src/core/grpc/index.js';
 import type { RunningService } from '../../../src/core/service.js';
 import { startRatelimit } from '../../../src/ratelimit/index.js';
+import { ManualClock } from '../../../src/ratelimit/engine/clock.js';
 import { RLS_SERVICE, type WireRequest } from '../../../src/ratelimit/server/grpc.js';
 import { makeTestContext, type TestContext } from '../../helpers/context.js';
 import { redisAvailable, redisCli, startRedis, type RedisProcess } from '../../helpers/redis.js';
@@ -51,12 +52,13 @@ describe(
           WINDOW_ALGORITHM: 'fixed',
           BACKEND_TYPE: 'redis',
           KVSTORE_URL: `127.0.0.1:${redis.port}`,
-          KVSTORE_TIMEOUT: '300ms',
+          KVSTORE_TIMEOUT: '5s',
           KVSTORE_FAILURE_MODE: 'closed',
           CACHE_KEY_PREFIX: 'svc_',
         },
       });
-      service = await startRatelimit(t.ctx);
+      // The clock stands still: no window edge falls between the hits a test counts.
+      service = await startRatelimit(t.ctx, { clock: new ManualClock(Date.now()) });
       grpc = createUnaryClient(
         service.addresses.grpc!,
         serviceDefinition(loadProto([PROTO_FILES.rls]), RLS_SERVICE),

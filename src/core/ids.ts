@@ -11,6 +11,16 @@ export function nextRequestId(): string {
   return `${prefix}-${counter.toString(36)}`;
 }
 
+// A client's X-Request-Id is kept only when it is short and plain: it is echoed in a response
+// header, written to logs and put in error bodies, so control characters, quotes or megabytes
+// must not pass through. Anything else gets a fresh id.
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The client's request id when it is at most 128 characters of `A-Z a-z 0-9 . _ : -`, else a new one. */
+export function requestIdFrom(header: string | undefined): string {
+  return header !== undefined && SAFE_REQUEST_ID.test(header) ? header : nextRequestId();
+}
+
 export function uuid(): string {
   return randomUUID();
 }

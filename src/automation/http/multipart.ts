@@ -95,6 +95,10 @@ export async function parseMultipart<T>(
       reject(new ServiceError(400, 'invalid_multipart', `invalid multipart request: ${err.message}`)),
     );
   });
+  // When the body stream fails first (413 past the route's limit, client gone), `finished` is
+  // never awaited and busboy's "Unexpected end of form" would be an unhandled rejection, which
+  // ends the thread; the body's own failure is the one reported.
+  finished.catch(() => undefined);
   try {
     for await (const chunk of req.bodyStream()) {
       if (!bb.write(chunk)) await new Promise((r) => bb.once('drain', r));

@@ -1,13 +1,22 @@
 // Request body intake for one uWS response. uWS hands body chunks only to an onData handler
 // registered synchronously in the request callback, in ArrayBuffers that are neutered when the
 // callback returns; so the core registers it eagerly, copies each chunk, enforces the size
-// limit (413, also for chunked bodies that grow past it), and lets the handler either take the
-// whole body or iterate chunks with backpressure (pause/resume) for uploads.
+// limit (413, also for chunked bodies that grow past it), and lets the handler take the body in
+// one of three modes:
+// - whole (`whole()`, the promise behind `req.body()`/`req.json()`) and complete (`complete()`,
+//   the callback behind `req.readBody()`): the body is gathered in memory up to the route's
+//   limit. These never pause the socket: nothing would drain the queue before the last chunk,
+//   so a pause there would stall the request for good. The limit is what bounds them.
+// - stream (`stream()`, behind `req.bodyStream()`): chunks go to a consumer one at a time; the
+//   socket pauses while more than BODY_HIGH_WATER_BYTES wait for it and resumes below half that.
 
 import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { HttpError } from './types.js';
 
-const HIGH_WATER = 4 * 1024 * 1024;
+/** Bytes queued for a chunk consumer before the socket pauses. */
+export const BODY_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+
+type Mode = 'unclaimed' | 'whole' | 'stream';
 
 export class BodyReader {
   private chunks: Buffer[] = [];
@@ -18,7 +27,8 @@ export class BodyReader {
   private waiter: (() => void) | undefined;
   private callback: ((error: HttpError | undefined, body: Buffer) => void) | undefined;
   private paused = false;
-  private consumed = false;
+  private mode: Mode = 'unclaimed';
+  private discarding = false;
 
   constructor(
     private readonly res: UwsResponse,
@@ -29,11 +39,19 @@ export class BodyReader {
   /** Registers onData; call synchronously inside the uWS handler. */
   attach(): void {
     this.res.onData((chunk, isLast) => {
-      if (this.failure || this.done) return;
+      if (this.discarding || this.failure || this.done) return;
       this.received += chunk.byteLength;
       if (this.received > this.limit) {
-        this.fail(tooLarge(this.limit));
-        this.onTooLarge(this.failure!);
+        // The core answers the 413 (closing the connection) before a waiting handler hears of it.
+        const error = tooLarge(this.limit);
+        this.failure = error;
+        if (this.paused) {
+          // The 413 is written next; a paused socket would hold it back.
+          this.paused = false;
+          this.res.resume();
+        }
+        this.onTooLarge(error);
+        this.fail(error);
         return;
       }
       if (chunk.byteLength > 0) {
@@ -46,7 +64,7 @@ export class BodyReader {
       if (isLast) {
         this.done = true;
         if (this.callback) return this.deliver();
-      } else if (this.consumed && this.queued > HIGH_WATER && !this.paused) {
+      } else if (this.mode === 'stream' && this.queued > BODY_HIGH_WATER_BYTES && !this.paused) {
         this.paused = true;
         this.res.pause();
       }
@@ -54,9 +72,32 @@ export class BodyReader {
     });
   }
 
-  /** The body ended without bytes (no Content-Length, no chunked encoding). */
-  markEmpty(): void {
-    this.done = true;
+  /** True once the last byte arrived (or the body failed): nothing more will come from the socket. */
+  get settled(): boolean {
+    return this.done || this.failure !== undefined;
+  }
+
+  /**
+   * The response is about to be written before the body was read to its end: drop what is
+   * queued and what still arrives (no copies), and let a paused socket read again, since uWS
+   * accepts no calls on the response once it ended.
+   */
+  discard(): void {
+    if (this.discarding) return;
+    this.discarding = true;
+    this.chunks = [];
+    this.queued = 0;
+    if (this.paused) {
+      this.paused = false;
+      this.res.resume();
+    }
+    // A consumer still waiting learns that no more is coming; a pending readBody callback is
+    // dropped (its request is answered already).
+    this.callback = undefined;
+    if (!this.settled) {
+      this.failure = new HttpError(409, 'response_sent', 'the response was sent before the body was read');
+      this.wake();
+    }
   }
 
   /** The client went away: a waiting reader gets an error instead of hanging. */
@@ -70,37 +111,33 @@ export class BodyReader {
    * paths use this instead of `whole()`, which costs a promise hop out of the uWS callback.
    */
   complete(callback: (error: HttpError | undefined, body: Buffer) => void): void {
-    this.claim();
+    this.claim('whole');
     this.callback = callback;
-    if (this.done || this.failure) this.deliver();
+    if (this.settled) this.deliver();
   }
 
   private deliver(): void {
     const callback = this.callback!;
     this.callback = undefined;
     if (this.failure) return callback(this.failure, Buffer.alloc(0));
-    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.queued);
-    this.chunks = [];
-    callback(undefined, body);
+    callback(undefined, this.take());
   }
 
   async whole(): Promise<Buffer> {
-    this.claim();
-    while (!this.done && !this.failure) await this.wait();
+    this.claim('whole');
+    while (!this.settled) await this.wait();
     if (this.failure) throw this.failure;
-    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.queued);
-    this.chunks = [];
-    return body;
+    return this.take();
   }
 
   async *stream(): AsyncIterable<Buffer> {
-    this.claim();
+    this.claim('stream');
     for (;;) {
       if (this.failure) throw this.failure;
       const chunk = this.chunks.shift();
       if (chunk) {
         this.queued -= chunk.byteLength;
-        if (this.paused && this.queued < HIGH_WATER / 2) {
+        if (this.paused && this.queued < BODY_HIGH_WATER_BYTES / 2) {
           this.paused = false;
           this.res.resume();
         }
@@ -112,14 +149,22 @@ export class BodyReader {
     }
   }
 
-  private claim(): void {
-    if (this.consumed) throw new Error('request body already consumed');
-    this.consumed = true;
+  private take(): Buffer {
+    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.queued);
+    this.chunks = [];
+    this.queued = 0;
+    return body;
+  }
+
+  private claim(mode: Mode): void {
+    if (this.mode !== 'unclaimed') throw new Error('request body already consumed');
+    this.mode = mode;
   }
 
   private fail(error: HttpError): void {
     this.failure = error;
     this.chunks = [];
+    this.queued = 0;
     this.wake();
     if (this.callback) this.deliver();
   }

@@ -76,6 +76,11 @@ export class Request implements HttpRequest {
     this.reader?.abort();
   }
 
+  /** The response is being written: an unread rest of the body is dropped, not buffered. */
+  releaseBody(): void {
+    if (this.reader && !this.reader.settled) this.reader.discard();
+  }
+
   body(): Promise<Buffer> {
     if (!this.reader) return Promise.resolve(Buffer.alloc(0));
     return this.reader.whole();
@@ -127,6 +132,7 @@ export class Exchange implements HttpResponse {
   private headerList: [string, string][] = [];
   private abortListeners: (() => void)[] = [];
   private finishedOnce = false;
+  private closing = false;
   private writable: (() => void) | undefined;
 
   constructor(
@@ -169,6 +175,16 @@ export class Exchange implements HttpResponse {
     this.finish();
   }
 
+  /**
+   * Closes the connection once the response is written (uWS then sends `Connection: close`
+   * itself): for refusals whose request body is not read, so the client stops sending it and
+   * its bytes can never be taken for the next request.
+   */
+  closeAfterResponse(): this {
+    this.closing = true;
+    return this;
+  }
+
   // ---- response side ----
 
   status(code: number): this {
@@ -193,7 +209,8 @@ export class Exchange implements HttpResponse {
     if (status !== undefined) this.statusCode = status;
     if (this.sent || this.aborted) return;
     this.sent = true;
-    const close = this.hooks.draining();
+    this.request.releaseBody();
+    const close = this.closing || this.hooks.draining();
     this.res.cork(() => {
       this.writeHead();
       this.res.end(body, close);
@@ -230,7 +247,8 @@ export class Exchange implements HttpResponse {
       write: (chunk) => this.writeChunk(chunk),
       end: (chunk) => {
         if (this.aborted) return;
-        this.res.cork(() => this.res.end(chunk ?? '', this.hooks.draining()));
+        this.request.releaseBody();
+        this.res.cork(() => this.res.end(chunk ?? '', this.closing || this.hooks.draining()));
         this.finish();
       },
       get aborted() {

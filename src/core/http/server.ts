@@ -6,7 +6,7 @@
 import uWS from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { hasScope, type Authenticator } from '../auth/types.js';
-import { nextRequestId } from '../ids.js';
+import { requestIdFrom } from '../ids.js';
 import { BodyReader, tooLarge } from './body.js';
 import { Exchange } from './exchange.js';
 import { safeDecode, type Router } from './router.js';
@@ -136,7 +136,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         const headers: Record<string, string> = {};
         req.forEach((k, v) => (headers[k] = v));
         const url = req.getUrl();
-        const exchange = new Exchange(res, 'GET', url, req.getQuery() ?? '', headers, nextRequestId(), hooks);
+        const exchange = new Exchange(
+          res,
+          'GET',
+          url,
+          req.getQuery() ?? '',
+          headers,
+          requestIdFrom(headers['x-request-id']),
+          hooks,
+        );
         // onAborted first: uWS aborts the process if a handler returns without it and without answering.
         res.onAborted(() => exchange.handleAbort());
         inflight.add(exchange);
@@ -190,7 +198,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       path,
       req.getQuery() ?? '',
       headers,
-      headers['x-request-id'] || nextRequestId(),
+      requestIdFrom(headers['x-request-id']),
       hooks,
     );
     inflight.add(exchange);
@@ -211,31 +219,38 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     const { route, params } = match;
     exchange.request.params = params;
 
-    const limit = route.options.maxBodyBytes ?? maxBody;
     const declared = headers['content-length'];
     const hasBody =
       (declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined;
+
+    // The key is checked before any body byte is read, so a client without one cannot make the
+    // server buffer up to the route's limit. A refused request's body is never read: its
+    // connection closes after the answer, so the unread bytes cannot be taken as a request.
+    let denied: HttpError | undefined;
+    try {
+      denied = authenticate(exchange, scopeFor(method, route.options.scope));
+    } catch (error) {
+      if (hasBody) exchange.closeAfterResponse();
+      return answerError(exchange, error);
+    }
+    if (denied) {
+      if (hasBody) exchange.closeAfterResponse();
+      return exchange.fail(denied);
+    }
+
     if (hasBody) {
+      const limit = route.options.maxBodyBytes ?? maxBody;
       if (declared !== undefined && Number(declared) > limit) {
-        // Refuse before reading; the connection closes so the unread body cannot be taken as a request.
-        exchange.header('connection', 'close');
-        return exchange.fail(tooLarge(limit));
+        return exchange.closeAfterResponse().fail(tooLarge(limit));
       }
       const reader = new BodyReader(res, limit, (error) => {
-        if (!exchange.sent) {
-          exchange.header('connection', 'close');
-          exchange.fail(error);
-        }
+        if (!exchange.sent) exchange.closeAfterResponse().fail(error);
       });
       reader.attach();
       exchange.request.setBodyReader(reader);
     }
 
-    runHandler(exchange, () => {
-      const denied = authenticate(exchange, scopeFor(method, route.options.scope));
-      if (denied) return exchange.fail(denied);
-      return route.handler(exchange.request, exchange);
-    });
+    runHandler(exchange, () => route.handler(exchange.request, exchange));
   });
 
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {

@@ -31,7 +31,7 @@ function experimentSuite(): BenchSuite {
     ceiling: `${EXAMPLES} runs via POST /runs (no experiment)`,
     setup: async () => {
       const t = await makeTestContext({
-        env: { AUTOMATION_POOL_THREADS: '2', AUTOMATION_RUNS_PER_THREAD: '4' },
+        env: { AUTOMATION_POOL_THREADS: '2' },
       });
       cleanup = () => t.cleanup();
       token = t.token;

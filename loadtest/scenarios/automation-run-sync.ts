@@ -23,7 +23,6 @@ const scenario: Scenario = {
       SLUICE_THREADS: '1',
       AUTOMATION_HOST: '127.0.0.1',
       AUTOMATION_POOL_THREADS: '2',
-      AUTOMATION_RUNS_PER_THREAD: '16',
       LOG_LEVEL: 'warn',
     },
     portEnv: ['AUTOMATION_PORT'],

@@ -89,7 +89,6 @@ export async function startAutomation(
   const db = openAutomationDb(join(settings.dataDir, 'meta.lmdb'));
   const pool = new RunPool({
     threads: settings.poolThreads,
-    runsPerThread: settings.runsPerThread,
     cancelGraceMs: settings.cancelGraceMs,
   });
   const archives = new ArchivePool({

@@ -13,7 +13,6 @@ export interface AutomationSettings {
   readonly registryUrl: string | undefined;
   readonly seedBuiltins: boolean;
   readonly poolThreads: number;
-  readonly runsPerThread: number;
   readonly maxQueuedRuns: number;
   readonly cancelGraceMs: number;
   readonly defaultTimeoutMs: number;
@@ -44,7 +43,6 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     registryUrl: env.optionalString('AUTOMATION_REGISTRY_URL'),
     seedBuiltins: env.bool('AUTOMATION_SEED_BUILTINS', true),
     poolThreads: env.int('AUTOMATION_POOL_THREADS', Math.min(2, availableParallelism()), { min: 1, max: 64 }),
-    runsPerThread: env.int('AUTOMATION_RUNS_PER_THREAD', 4, { min: 1, max: 64 }),
     maxQueuedRuns: env.int('AUTOMATION_MAX_QUEUED_RUNS', 10_000, { min: 1 }),
     cancelGraceMs: env.duration('AUTOMATION_CANCEL_GRACE', 5_000),
     defaultTimeoutMs: env.duration('AUTOMATION_DEFAULT_TIMEOUT', 10 * 60_000),

@@ -8,7 +8,7 @@ describe('automation runs: cancel, timeout, failure', () => {
   let h: Harness;
   before(async () => {
     // One run at a time in one thread, so a second run stays queued behind a slow one.
-    h = await startHarness({ AUTOMATION_RUNS_PER_THREAD: '1', AUTOMATION_CANCEL_GRACE: '300ms' });
+    h = await startHarness({ AUTOMATION_CANCEL_GRACE: '300ms' });
     release(h.registryPath, {
       // A step that ignores the abort signal: only terminating the worker stops it.
       'workflows/stubborn/manifest.json': workflowManifest('Stubborn'),

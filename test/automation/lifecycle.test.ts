@@ -20,7 +20,6 @@ after(async () => {
 describe('automation service lifecycle and providers', () => {
   it('answers 429 with Retry-After when too many runs are queued', async () => {
     const h: Harness = await startHarness({
-      AUTOMATION_RUNS_PER_THREAD: '1',
       AUTOMATION_MAX_QUEUED_RUNS: '1',
     });
     cleanups.push(() => h.close());

@@ -9,7 +9,7 @@ describe('automation run listing', () => {
   const agentIds: string[] = [];
   const batchIds: string[] = [];
   before(async () => {
-    h = await startHarness({ AUTOMATION_RUNS_PER_THREAD: '8' });
+    h = await startHarness();
     for (let i = 0; i < 24; i++) {
       const target = i % 4 === 0 ? 'agents.echo-agent' : 'workflows.text-report';
       const res = await h.api('POST', '/runs', { body: { target, input: { text: `run ${i}` } } });

@@ -12,7 +12,9 @@ let h: Harness;
 let client: ServiceClient;
 
 before(async () => {
-  h = await startHarness({ AUTOMATION_EXPERIMENT_CONCURRENCY: '4' });
+  // Two run threads: the cancel test needs both of an experiment's lanes running at once, and a
+  // pool thread holds one run at a time.
+  h = await startHarness({ AUTOMATION_EXPERIMENT_CONCURRENCY: '4', AUTOMATION_POOL_THREADS: '2' });
   client = new ServiceClient({ api_key: h.token, base_url: h.url, env: {} });
 });
 after(async () => {

@@ -22,8 +22,6 @@ export interface RunHandle {
 
 export interface RunPoolOptions {
   threads: number;
-  /** Runs one worker thread holds at once (they mostly await I/O or timers). */
-  runsPerThread: number;
   cancelGraceMs: number;
 }
 
@@ -41,12 +39,9 @@ export class RunPool {
       filename: workerFile(),
       minThreads: options.threads,
       maxThreads: options.threads,
-      concurrentTasksPerWorker: options.runsPerThread,
-      // A thread runs several async runs at once. piscina's default ('sync' atomics) parks the
-      // thread in Atomics.wait between tasks, freezing the timers and ports of the runs still in
-      // flight on it (piscina README, `atomics` option) — a finished run's neighbours stalled
-      // until the next task arrived. Message passing costs nothing next to a run.
-      atomics: 'disabled',
+      // One run per thread: every run is submitted with an abort signal (the hard stop after the
+      // cancel grace terminates its thread), and piscina never gives a thread that runs an
+      // abortable task a second one (its LeastBusyBalancer), so more per thread cannot happen.
       idleTimeout: 60_000,
     });
   }

@@ -2,7 +2,7 @@
 // and body, each either valid-ish (from the seeds) or mutated. About one case in sixteen goes
 // out as raw bytes with damage node's client refuses to send.
 
-import { mutateBytes, mutateValue, oddQuery, oddSegment, randomBody } from './mutate.js';
+import { bigBody, mutateBytes, mutateValue, oddQuery, oddSegment, randomBody } from './mutate.js';
 import { Prng } from './prng.js';
 import type { FuzzRoute, Json, ServiceName } from './routes.js';
 import { sample } from './schema.js';
@@ -22,7 +22,7 @@ export interface CaseContext {
   readonly components: Record<string, Json>;
   readonly seeds: Seeds;
   /** How many bodies of several MiB may still be sent. */
-  readonly bigBodies: { left: number };
+  readonly bigBodies: { left: number; used: number };
 }
 
 export interface FuzzCase {
@@ -43,7 +43,17 @@ export interface FuzzCase {
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'PURGE'];
 /** Methods uWebSockets.js's parser knows; it closes the connection on any other. */
-const PARSER_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECT']);
+const PARSER_METHODS = new Set([
+  'GET',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'HEAD',
+  'OPTIONS',
+  'TRACE',
+  'CONNECT',
+]);
 const CONTENT_TYPES = [
   'application/json',
   'application/json; charset=utf-8',
@@ -63,13 +73,42 @@ const CONTENT_TYPES = [
   'application/json, text/plain',
   'x/'.padEnd(9000, 'y'),
 ];
-const ACCEPTS = ['*/*', 'application/json', 'text/html', 'application/xml', 'application/vnd.streams.json.v2+json;q=0', '', ',,,', 'a'.repeat(5000)];
+const ACCEPTS = [
+  '*/*',
+  'application/json',
+  'text/html',
+  'application/xml',
+  'application/vnd.streams.json.v2+json;q=0',
+  '',
+  ',,,',
+  'a'.repeat(5000),
+];
 
 export function makeCase(ctx: CaseContext, index: number): FuzzCase {
   const rng = Prng.forCase(ctx.seed, index);
-  const route = rng.pick(ctx.routes);
+  // A service first, then one of its routes: the rate limit service's two routes get as many
+  // cases as the automation service's sixty.
+  const service = rng.pick([...new Set(ctx.routes.map((r) => r.service))]);
+  const route = rng.pick(ctx.routes.filter((r) => r.service === service));
   const endpoint = ctx.endpoints[route.service]!;
   const notes: string[] = [];
+
+  // A large body goes with everything else valid (real ids, a good key, the route's method and
+  // content type), so that the service reads it instead of refusing the request first.
+  if (route.bodyTypes.length > 0 && ctx.bigBodies.left > 0 && rng.chance(0.02)) {
+    const big = bigBody(ctx.bigBodies);
+    const target = makePath(route, rng, ctx.seeds, [], true);
+    const headers = { authorization: `Bearer ${ctx.token}`, 'content-type': route.bodyTypes[0]! };
+    const wire: Wire = { ...endpoint, method: route.method, target, headers, body: big.body };
+    return {
+      index,
+      service: route.service,
+      route: `${route.method} ${route.pattern}`,
+      wire,
+      malformed: false,
+      notes: [big.note],
+    };
+  }
 
   let method = route.method;
   if (rng.chance(0.12)) {
@@ -80,18 +119,40 @@ export function makeCase(ctx: CaseContext, index: number): FuzzCase {
   const target = makePath(route, rng, ctx.seeds, notes) + makeQuery(route, rng, ctx, notes);
   const headers = makeHeaders(route, rng, ctx.token, notes);
   const body = makeBody(route, method, rng, ctx, headers, notes);
-  const wire: Wire = { host: endpoint.host, port: endpoint.port, method, target, headers, ...(body ? { body } : {}) };
+  const wire: Wire = {
+    host: endpoint.host,
+    port: endpoint.port,
+    method,
+    target,
+    headers,
+    ...(body ? { body } : {}),
+  };
   const beyondParser = !PARSER_METHODS.has(method) || Object.keys(headers).length > 40;
 
   if (rng.chance(1 / 16)) {
     const { bytes, malformed, note } = rawDamage(wire, rng);
     notes.push(note);
-    return { index, service: route.service, route: `${route.method} ${route.pattern}`, wire, raw: bytes, malformed: malformed || beyondParser, notes };
+    return {
+      index,
+      service: route.service,
+      route: `${route.method} ${route.pattern}`,
+      wire,
+      raw: bytes,
+      malformed: malformed || beyondParser,
+      notes,
+    };
   }
-  return { index, service: route.service, route: `${route.method} ${route.pattern}`, wire, malformed: beyondParser, notes };
+  return {
+    index,
+    service: route.service,
+    route: `${route.method} ${route.pattern}`,
+    wire,
+    malformed: beyondParser,
+    notes,
+  };
 }
 
-function makePath(route: FuzzRoute, rng: Prng, seeds: Seeds, notes: string[]): string {
+function makePath(route: FuzzRoute, rng: Prng, seeds: Seeds, notes: string[], real = false): string {
   const segments = route.pattern.split('/').slice(1);
   const out: string[] = [];
   let previous = '';
@@ -99,13 +160,20 @@ function makePath(route: FuzzRoute, rng: Prng, seeds: Seeds, notes: string[]): s
     if (seg.startsWith(':') || seg === '*') {
       const name = seg === '*' ? 'path' : seg.slice(1);
       const pool = seeds.params.get(`${previous}/${name}`) ?? [];
-      if (pool.length > 0 && rng.chance(0.75)) {
+      if (pool.length > 0 && (real || rng.chance(0.75))) {
         const value = rng.pick(pool);
-        out.push(seg === '*' ? value.split('/').map(encodeURIComponent).join('/') : encodeURIComponent(value));
+        out.push(
+          seg === '*' ? value.split('/').map(encodeURIComponent).join('/') : encodeURIComponent(value),
+        );
       } else {
-        const odd = seg === '*' && rng.chance(0.3) ? rng.pick(['a/b/../c', '../../..', 'a//b', 'x/%2e%2e/y']) : oddSegment(rng);
+        const odd =
+          seg === '*' && rng.chance(0.3)
+            ? rng.pick(['a/b/../c', '../../..', 'a//b', 'x/%2e%2e/y'])
+            : oddSegment(rng);
         out.push(odd);
-        notes.push(`${name}=${odd.length > 40 ? `${odd.slice(0, 20)}…(${odd.length} chars)` : JSON.stringify(odd)}`);
+        notes.push(
+          `${name}=${odd.length > 40 ? `${odd.slice(0, 20)}…(${odd.length} chars)` : JSON.stringify(odd)}`,
+        );
       }
     } else {
       previous = seg;
@@ -113,14 +181,16 @@ function makePath(route: FuzzRoute, rng: Prng, seeds: Seeds, notes: string[]): s
     }
   }
   let path = '/' + out.join('/');
-  if (rng.chance(0.08)) {
+  if (!real && rng.chance(0.08)) {
     const kind = rng.int(0, 4);
     if (kind === 0) path += '/';
     else if (kind === 1) path = path.replace('/', '//');
     else if (kind === 2) path = '/..' + path;
     else if (kind === 3) path += '/' + oddSegment(rng);
     else path = '/' + oddSegment(rng) + '/' + oddSegment(rng);
-    notes.push(`path shape ${['trailing slash', 'double slash', '/.. prefix', 'extra segment', 'random path'][kind]}`);
+    notes.push(
+      `path shape ${['trailing slash', 'double slash', '/.. prefix', 'extra segment', 'random path'][kind]}`,
+    );
   }
   return path;
 }
@@ -131,7 +201,9 @@ function makeQuery(route: FuzzRoute, rng: Prng, ctx: CaseContext, notes: string[
     for (const q of route.query) {
       if (!rng.chance(0.3)) continue;
       const value = sample(q.schema, rng, { components: ctx.components, strings: ctx.seeds.strings }, q.name);
-      parts.push(`${encodeURIComponent(q.name)}=${encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value))}`);
+      parts.push(
+        `${encodeURIComponent(q.name)}=${encodeURIComponent(typeof value === 'string' ? value : JSON.stringify(value))}`,
+      );
     }
   }
   if (rng.chance(0.2)) {
@@ -195,7 +267,8 @@ function makeBody(
 ): Buffer | undefined {
   const wantsBody = route.bodyTypes.length > 0 || method === 'POST' || method === 'PUT' || method === 'PATCH';
   if (!wantsBody && !rng.chance(0.05)) return undefined;
-  const type = route.bodyTypes.length > 0 && rng.chance(0.85) ? rng.pick(route.bodyTypes) : rng.pick(CONTENT_TYPES);
+  const type =
+    route.bodyTypes.length > 0 && rng.chance(0.85) ? rng.pick(route.bodyTypes) : rng.pick(CONTENT_TYPES);
   if (type !== '' || rng.chance(0.5)) headers['content-type'] = type;
   if (!route.bodyTypes.includes(type)) notes.push(`content-type ${JSON.stringify(type.slice(0, 40))}`);
 
@@ -224,7 +297,7 @@ function makeBody(
     notes.push(m.note);
     return m.body;
   } else {
-    const m = randomBody(rng, ctx.bigBodies);
+    const m = randomBody(rng);
     notes.push(m.note);
     return m.body;
   }
@@ -237,9 +310,12 @@ function encode(value: unknown, type: string, headers: Record<string, string>): 
   const boundary = 'fuzzboundary';
   headers['content-type'] = `multipart/form-data; boundary=${boundary}`;
   const parts: string[] = [];
-  const fields = value && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value) : [['value', value]];
+  const fields =
+    value && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value) : [['value', value]];
   for (const [k, v] of fields)
-    parts.push(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${typeof v === 'string' ? v : JSON.stringify(v)}\r\n`);
+    parts.push(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${typeof v === 'string' ? v : JSON.stringify(v)}\r\n`,
+    );
   parts.push(
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="fuzz.txt"\r\nContent-Type: text/plain\r\n\r\nfuzz\r\n`,
   );
@@ -267,26 +343,56 @@ function rawDamage(wire: Wire, rng: Prng): { bytes: Buffer; malformed: boolean; 
     ]);
   switch (rng.int(0, 10)) {
     case 0: // obs-text in a field value is valid HTTP (RFC 9110 §5.5)
-      return { bytes: lines(wire.target, ['x-obs: caf\xe9 \xff\xfe']), malformed: false, note: 'raw: obs-text header value' };
+      return {
+        bytes: lines(wire.target, ['x-obs: caf\xe9 \xff\xfe']),
+        malformed: false,
+        note: 'raw: obs-text header value',
+      };
     case 1:
-      return { bytes: lines(wire.target.split('?')[0] + '/\xff\xfe\x80'), malformed: true, note: 'raw: non-ASCII bytes in the path' };
+      return {
+        bytes: lines(wire.target.split('?')[0] + '/\xff\xfe\x80'),
+        malformed: true,
+        note: 'raw: non-ASCII bytes in the path',
+      };
     case 2:
-      return { bytes: lines(wire.target.replace(/\/([^/]*)$/, '/a b$1')), malformed: true, note: 'raw: space in the path' };
+      return {
+        bytes: lines(wire.target.replace(/\/([^/]*)$/, '/a b$1')),
+        malformed: true,
+        note: 'raw: space in the path',
+      };
     case 3:
-      return { bytes: lines(wire.target, ['x-ctl: a\x01b\x7f']), malformed: true, note: 'raw: control characters in a header' };
+      return {
+        bytes: lines(wire.target, ['x-ctl: a\x01b\x7f']),
+        malformed: true,
+        note: 'raw: control characters in a header',
+      };
     case 4:
-      return { bytes: lines(wire.target, ['bad header: x']), malformed: true, note: 'raw: space in a header name' };
+      return {
+        bytes: lines(wire.target, ['bad header: x']),
+        malformed: true,
+        note: 'raw: space in a header name',
+      };
     case 5:
-      return { bytes: lines(wire.target, [], 'HTTP/1.1', false), malformed: true, note: 'raw: no Host header' };
+      return {
+        bytes: lines(wire.target, [], 'HTTP/1.1', false),
+        malformed: true,
+        note: 'raw: no Host header',
+      };
     case 6:
       return { bytes: lines(wire.target, [], 'HTTP/1.0'), malformed: true, note: 'raw: HTTP/1.0' };
     case 7:
-      return { bytes: lines(`http://${host}${wire.target}`), malformed: true, note: 'raw: absolute-form target' };
+      return {
+        bytes: lines(`http://${host}${wire.target}`),
+        malformed: true,
+        note: 'raw: absolute-form target',
+      };
     case 8:
       return {
         bytes: Buffer.from(
           `${wire.method} ${wire.target} HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\ntransfer-encoding: chunked\r\n` +
-            Object.entries(wire.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') +
+            Object.entries(wire.headers)
+              .map(([k, v]) => `${k}: ${v}\r\n`)
+              .join('') +
             '\r\nzz\r\nabc\r\n0\r\n\r\n',
           'latin1',
         ),
@@ -294,8 +400,16 @@ function rawDamage(wire: Wire, rng: Prng): { bytes: Buffer; malformed: boolean; 
         note: 'raw: bad chunk size',
       };
     case 9:
-      return { bytes: lines(wire.target, [`content-length: ${Math.max(0, body.length - 1)}`]), malformed: true, note: 'raw: two different Content-Length values' };
+      return {
+        bytes: lines(wire.target, [`content-length: ${Math.max(0, body.length - 1)}`]),
+        malformed: true,
+        note: 'raw: two different Content-Length values',
+      };
     default:
-      return { bytes: Buffer.from(lines(wire.target).toString('latin1').replace(/\r\n/g, '\n'), 'latin1'), malformed: true, note: 'raw: bare LF line ends' };
+      return {
+        bytes: Buffer.from(lines(wire.target).toString('latin1').replace(/\r\n/g, '\n'), 'latin1'),
+        malformed: true,
+        note: 'raw: bare LF line ends',
+      };
   }
 }

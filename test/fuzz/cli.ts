@@ -12,7 +12,7 @@
 //   --timeout-ms MS       per request (default 30000)
 //   --max-seconds S       whole run (default 600)
 //   --ratelimit-domain D  a domain of the loaded rate limit configuration (default fuzz)
-//   --big-bodies N        bodies of several MiB to send (default 4)
+//   --big-bodies N        bodies of 64 KiB to 17 MiB to send (default 6)
 //   --case I              replay only case I (repeatable) and print request and answer in full
 
 import { spawnSync } from 'node:child_process';
@@ -46,18 +46,19 @@ async function main(): Promise<number> {
       'timeout-ms': { type: 'string', default: '30000' },
       'max-seconds': { type: 'string', default: '600' },
       'ratelimit-domain': { type: 'string', default: 'fuzz' },
-      'big-bodies': { type: 'string', default: '4' },
+      'big-bodies': { type: 'string', default: '6' },
       case: { type: 'string', multiple: true },
     },
   });
   const int = (name: string, raw: string, min: number): number => {
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < min) throw new RangeError(`--${name} must be an integer ≥ ${min}, got ${raw}`);
+    if (!Number.isInteger(n) || n < min)
+      throw new RangeError(`--${name} must be an integer ≥ ${min}, got ${raw}`);
     return n;
   };
   const urls: Partial<Record<ServiceName, string>> = {};
   for (const service of ['ratelimit', 'streams', 'automation'] as const) {
-    const url = values[`url-${service}`]!;
+    const url = values[`url-${service}`];
     if (url !== 'none') urls[service] = url.replace(/\/+$/, '');
   }
   const only = values.case?.map((c) => int('case', c, 0));
@@ -73,24 +74,30 @@ async function main(): Promise<number> {
   }
   try {
     const report = await runFuzz({
-      requests: int('requests', values.requests!, 1),
-      seed: int('seed', values.seed!, 0),
+      requests: int('requests', values.requests, 1),
+      seed: int('seed', values.seed, 0),
       urls,
       token,
-      concurrency: int('concurrency', values.concurrency!, 1),
-      timeoutMs: int('timeout-ms', values['timeout-ms']!, 100),
-      maxSeconds: int('max-seconds', values['max-seconds']!, 1),
-      ratelimitDomain: values['ratelimit-domain']!,
-      bigBodies: int('big-bodies', values['big-bodies']!, 0),
+      concurrency: int('concurrency', values.concurrency, 1),
+      timeoutMs: int('timeout-ms', values['timeout-ms'], 100),
+      maxSeconds: int('max-seconds', values['max-seconds'], 1),
+      ratelimitDomain: values['ratelimit-domain'],
+      bigBodies: int('big-bodies', values['big-bodies'], 0),
       ...(only ? { only } : {}),
       progress: (line) => process.stderr.write(`fuzz: ${line}\n`),
       ...(only
         ? {
             onCase: (c, outcome) => {
-              const request = c.raw ?? Buffer.from(`${c.wire.method} ${c.wire.target}\n${JSON.stringify(c.wire.headers)}\n`);
+              const request =
+                c.raw ??
+                Buffer.from(`${c.wire.method} ${c.wire.target}\n${JSON.stringify(c.wire.headers)}\n`);
               process.stdout.write(`case ${c.index} (${c.service} ${c.route}; ${c.notes.join('; ')})\n`);
-              process.stdout.write(`request: ${excerpt(Buffer.concat([request, c.raw ? Buffer.alloc(0) : (c.wire.body ?? Buffer.alloc(0))]), 4000)}\n`);
-              process.stdout.write(`answer: ${outcome.kind} ${outcome.status ?? ''} ${JSON.stringify(outcome.headers ?? {})}\n${excerpt(outcome.body, 4000)}\n\n`);
+              process.stdout.write(
+                `request: ${excerpt(Buffer.concat([request, c.raw ? Buffer.alloc(0) : (c.wire.body ?? Buffer.alloc(0))]), 4000)}\n`,
+              );
+              process.stdout.write(
+                `answer: ${outcome.kind} ${outcome.status ?? ''} ${JSON.stringify(outcome.headers ?? {})}\n${excerpt(outcome.body, 4000)}\n\n`,
+              );
             },
           }
         : {}),

@@ -47,10 +47,10 @@ describe('fuzz: every route of the three services', () => {
       urls: serve.urls,
       token: serve.token,
       concurrency: 8,
-      timeoutMs: 30_000,
+      timeoutMs: 20_000,
       maxSeconds: 240,
       ratelimitDomain: 'fuzz',
-      bigBodies: 4,
+      bigBodies: 6,
     });
     const text = formatReport(report);
     process.stdout.write(text + '\n');

@@ -30,7 +30,15 @@ const ODD_VALUES: readonly unknown[] = [
 ];
 
 /** Number literals JSON.stringify cannot produce. */
-const HUGE_NUMBERS = ['1e400', '-1e400', '123456789012345678901234567890', '1E+999999', '-0', '0.0000000000000000000001', '9007199254740993'];
+const HUGE_NUMBERS = [
+  '1e400',
+  '-1e400',
+  '123456789012345678901234567890',
+  '1E+999999',
+  '-0',
+  '0.0000000000000000000001',
+  '9007199254740993',
+];
 
 export function mutateValue(value: unknown, rng: Prng): { value: unknown; note: string } {
   const paths: (string | number)[][] = [];
@@ -54,7 +62,12 @@ export function mutateValue(value: unknown, rng: Prng): { value: unknown; note: 
   }
   if (op === 1 && !Array.isArray(parent)) {
     const extra = rng.pick(['unknown_field', '__proto__', 'constructor', '', 'x'.repeat(300)]);
-    Object.defineProperty(parent, extra, { value: replacement, enumerable: true, configurable: true, writable: true });
+    Object.defineProperty(parent, extra, {
+      value: replacement,
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
     return { value: copy, note: `added ${JSON.stringify(extra.slice(0, 20))} = ${describe(replacement)}` };
   }
   parent[key] = replacement;
@@ -102,12 +115,15 @@ export function mutateBytes(text: string, rng: Prng): { body: Buffer; note: stri
       if (numbers.length === 0) return { body: Buffer.from(`{"n":${huge}}`), note: `number ${huge}` };
       const m = rng.pick(numbers);
       return {
-        body: Buffer.from(text.slice(0, m.index) + huge + text.slice(m.index! + m[0].length)),
+        body: Buffer.from(text.slice(0, m.index) + huge + text.slice(m.index + m[0].length)),
         note: `number ${m[0]} → ${huge}`,
       };
     }
     case 4:
-      return { body: Buffer.from(text + rng.pick([',', '}', ']', '\u0000', ' garbage', '{}'])), note: 'trailing garbage' };
+      return {
+        body: Buffer.from(text + rng.pick([',', '}', ']', '\u0000', ' garbage', '{}'])),
+        note: 'trailing garbage',
+      };
     case 5:
       return { body: Buffer.from(text.replace(/"/g, "'")), note: 'single quotes' };
     default: {
@@ -119,12 +135,25 @@ export function mutateBytes(text: string, rng: Prng): { body: Buffer; note: stri
 }
 
 function quoteInside(text: string, rng: Prng): number {
-  const quotes = [...text.matchAll(/"/g)].map((m) => m.index! + 1);
+  const quotes = [...text.matchAll(/"/g)].map((m) => m.index + 1);
   return quotes.length > 0 ? Buffer.byteLength(text.slice(0, rng.pick(quotes))) : 0;
 }
 
 /** Bodies with no relation to a seed. */
-export function randomBody(rng: Prng, bigBudget: { left: number }): { body: Buffer; note: string } {
+const MIB = 1024 * 1024;
+const BIG_SIZES = [65 * 1024, 5 * MIB, 11 * MIB, MIB + 1, 17 * MIB, 4 * MIB + 1];
+
+/**
+ * A JSON body around the default limits (rate limit 64 KiB, automation JSON 10 MiB, streams
+ * 16 MiB), the sizes taken in turn so that a budget of 6 sends each once.
+ */
+export function bigBody(budget: { left: number; used: number }): { body: Buffer; note: string } {
+  const size = BIG_SIZES[budget.used++ % BIG_SIZES.length]!;
+  budget.left--;
+  return { body: Buffer.from('{"a":"' + 'x'.repeat(size) + '"}'), note: `${size + 8} bytes of JSON` };
+}
+
+export function randomBody(rng: Prng): { body: Buffer; note: string } {
   switch (rng.int(0, 9)) {
     case 0:
       return { body: rng.bytes(rng.int(1, 2048)), note: 'binary' };
@@ -135,22 +164,24 @@ export function randomBody(rng: Prng, bigBudget: { left: number }): { body: Buff
       return { body: Buffer.from(open.repeat(n) + '1' + close.repeat(n)), note: `nesting ${n} deep` };
     }
     case 2:
-      return { body: Buffer.from(rng.pick(['', ' ', 'null', '[]', '""', '0', 'true', '"x"', '{}', '\ufeff{}'])), note: 'scalar/empty' };
+      return {
+        body: Buffer.from(rng.pick(['', ' ', 'null', '[]', '""', '0', 'true', '"x"', '{}', '\ufeff{}'])),
+        note: 'scalar/empty',
+      };
     case 3:
       return { body: Buffer.from(rng.pick(HUGE_NUMBERS)), note: 'bare huge number' };
     case 4:
-      return { body: Buffer.from('{"a":"' + '\\u0000\\ud800\\udfff'.repeat(rng.int(1, 100)) + '"}'), note: 'escaped NUL and lone surrogates' };
+      return {
+        body: Buffer.from('{"a":"' + '\\u0000\\ud800\\udfff'.repeat(rng.int(1, 100)) + '"}'),
+        note: 'escaped NUL and lone surrogates',
+      };
     case 5:
-      if (bigBudget.left > 0) {
-        bigBudget.left--;
-        // Just over the limits in use: rate limit 64 KiB, 1 MiB, automation/streams 4 MiB and 10 MiB.
-        const size = rng.pick([65 * 1024, 1024 * 1024 + 1, 4 * 1024 * 1024 + 1, 10 * 1024 * 1024 + 1]);
-        return { body: Buffer.from('{"a":"' + 'x'.repeat(size) + '"}'), note: `${size + 8} bytes of JSON` };
-      }
       return { body: Buffer.from('{"a":"' + 'x'.repeat(20_000) + '"}'), note: '20 kB of JSON' };
     case 6:
       return {
-        body: Buffer.from('--b\r\nContent-Disposition: form-data; name="file"; filename="../../x.txt"\r\n\r\nabc\r\n--b'),
+        body: Buffer.from(
+          '--b\r\nContent-Disposition: form-data; name="file"; filename="../../x.txt"\r\n\r\nabc\r\n--b',
+        ),
         note: 'truncated multipart',
       };
     case 7:
@@ -158,7 +189,10 @@ export function randomBody(rng: Prng, bigBudget: { left: number }): { body: Buff
     case 8:
       return { body: Buffer.from('key: [unclosed\n  - : :\n\t{'), note: 'broken YAML' };
     default:
-      return { body: Buffer.from(JSON.stringify(Array.from({ length: rng.int(1, 5000) }, () => ({ k: 'v' })))), note: 'long array' };
+      return {
+        body: Buffer.from(JSON.stringify(Array.from({ length: rng.int(1, 5000) }, () => ({ k: 'v' })))),
+        note: 'long array',
+      };
   }
 }
 

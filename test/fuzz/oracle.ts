@@ -5,8 +5,7 @@
 import type { Outcome } from './send.js';
 
 export type Verdict =
-  | { ok: true; bucket: string }
-  | { ok: false; bucket: string; failure: FailureKind; detail: string };
+  { ok: true; bucket: string } | { ok: false; bucket: string; failure: FailureKind; detail: string };
 
 export type FailureKind = '5xx' | 'dropped' | 'timeout' | 'non-json-4xx' | 'head-with-body';
 

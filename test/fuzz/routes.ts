@@ -46,7 +46,14 @@ function fromRouter(service: ServiceName, router: Router, bodyTypes: readonly st
   }));
   // A WebSocket route also answers plain GETs (without an upgrade) at its path.
   for (const ws of router.webSocketRoutes())
-    out.push({ service, method: 'GET', pattern: ws.pattern, public: ws.options.scope === false, bodyTypes: [], query: [] });
+    out.push({
+      service,
+      method: 'GET',
+      pattern: ws.pattern,
+      public: ws.options.scope === false,
+      bodyTypes: [],
+      query: [],
+    });
   return out;
 }
 
@@ -71,7 +78,14 @@ export async function automationRoutes(baseUrl: string): Promise<RouteTable> {
     components?: { schemas?: Record<string, Json> };
   };
   const routes: FuzzRoute[] = [
-    { service: 'automation', method: 'GET', pattern: '/api/v1/openapi.json', public: true, bodyTypes: [], query: [] },
+    {
+      service: 'automation',
+      method: 'GET',
+      pattern: '/api/v1/openapi.json',
+      public: true,
+      bodyTypes: [],
+      query: [],
+    },
   ];
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
@@ -84,7 +98,8 @@ export async function automationRoutes(baseUrl: string): Promise<RouteTable> {
         method: method.toUpperCase(),
         // A trailing {path} takes the rest of the path (src/automation/http/api.ts).
         pattern: path.replace(/\/\{path\}$/, '/*').replace(/\{(\w+)\}/g, ':$1'),
-        public: security?.some((s) => typeof s === 'object' && s !== null && Object.keys(s).length === 0) ?? false,
+        public:
+          security?.some((s) => typeof s === 'object' && s !== null && Object.keys(s).length === 0) ?? false,
         bodyTypes: Object.keys(content),
         ...(jsonSchema ? { bodySchema: jsonSchema } : {}),
         query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema })),

@@ -4,7 +4,14 @@
 
 import { makeCase, type CaseContext, type Endpoint, type FuzzCase } from './cases.js';
 import { excerpt, judge, type FailureKind } from './oracle.js';
-import { automationRoutes, ratelimitRoutes, streamsRoutes, type FuzzRoute, type Json, type ServiceName } from './routes.js';
+import {
+  automationRoutes,
+  ratelimitRoutes,
+  streamsRoutes,
+  type FuzzRoute,
+  type Json,
+  type ServiceName,
+} from './routes.js';
 import { automationSeeds, emptySeeds, ratelimitSeeds, streamsSeeds } from './seeds.js';
 import { Sender, serialise, type Outcome } from './send.js';
 
@@ -21,7 +28,7 @@ export interface FuzzOptions {
   maxSeconds?: number;
   /** A domain of the loaded rate limit configuration. */
   ratelimitDomain?: string;
-  /** Bodies of several MiB allowed in the run. */
+  /** Bodies of up to 17 MiB allowed in the run (default 6). */
   bigBodies?: number;
   /** Send only these case indexes (replay). */
   only?: readonly number[];
@@ -66,7 +73,10 @@ export function endpointOf(url: string): Endpoint {
   return { host: host === 'localhost' ? '127.0.0.1' : host, port: Number(u.port || 80) };
 }
 
-export async function checkHealth(urls: Partial<Record<ServiceName, string>>, token: string): Promise<string[]> {
+export async function checkHealth(
+  urls: Partial<Record<ServiceName, string>>,
+  token: string,
+): Promise<string[]> {
   const problems: string[] = [];
   for (const [service, url] of Object.entries(urls) as [ServiceName, string][]) {
     const probe = HEALTH[service];
@@ -89,7 +99,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const concurrency = options.concurrency ?? 8;
   const maxMs = (options.maxSeconds ?? 600) * 1000;
   const endpoints: Partial<Record<ServiceName, Endpoint>> = {};
-  for (const [service, url] of Object.entries(options.urls) as [ServiceName, string][]) endpoints[service] = endpointOf(url);
+  for (const [service, url] of Object.entries(options.urls) as [ServiceName, string][])
+    endpoints[service] = endpointOf(url);
 
   const before = await checkHealth(options.urls, options.token);
   if (before.length > 0) throw new Error(`not healthy before fuzzing: ${before.join('; ')}`);
@@ -121,7 +132,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     routes,
     components,
     seeds,
-    bigBodies: { left: options.bigBodies ?? 4 },
+    bigBodies: { left: options.bigBodies ?? 6, used: 0 },
   };
   const report: FuzzReport = {
     seed: options.seed,
@@ -135,7 +146,14 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   };
   for (const r of routes) report.routes[r.service]++;
   const groups = new Map<string, FailureGroup>();
-  const record = (c: FuzzCase | undefined, service: ServiceName, route: string, kind: FailureGroup['kind'], status: number | undefined, detail: string) => {
+  const record = (
+    c: FuzzCase | undefined,
+    service: ServiceName,
+    route: string,
+    kind: FailureGroup['kind'],
+    status: number | undefined,
+    detail: string,
+  ) => {
     const key = `${kind} ${service} ${route} ${status ?? ''}`;
     const group = groups.get(key);
     if (group) group.count++;
@@ -172,7 +190,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       const t0 = Date.now();
       const outcome: Outcome =
         c.raw || c.malformed
-          ? await sender.raw(c.wire.host, c.wire.port, c.raw ?? serialise(c.wire))
+          ? await sender.raw(c.wire.host, c.wire.port, c.raw ?? serialise(c.wire), c.malformed)
           : await sender.send(c.wire);
       report.sent++;
       report.slowest.push({ ms: Date.now() - t0, index: c.index, route: `${c.service} ${c.route}` });
@@ -183,7 +201,14 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       counts[verdict.bucket] = (counts[verdict.bucket] ?? 0) + 1;
       // A body on HEAD answers comes from the HTTP core, whatever the route: one group per service.
       if (!verdict.ok)
-        record(c, c.service, verdict.failure === 'head-with-body' ? 'HEAD (any route)' : c.route, verdict.failure, verdict.failure === 'head-with-body' ? undefined : outcome.status, verdict.detail);
+        record(
+          c,
+          c.service,
+          verdict.failure === 'head-with-body' ? 'HEAD (any route)' : c.route,
+          verdict.failure,
+          verdict.failure === 'head-with-body' ? undefined : outcome.status,
+          verdict.detail,
+        );
       if (options.progress && Date.now() - lastProgress > 5000) {
         lastProgress = Date.now();
         options.progress(`${report.sent}/${report.planned} sent, ${groups.size} distinct failures`);

@@ -12,17 +12,26 @@ export interface SampleContext {
   readonly strings: ReadonlyMap<string, readonly string[]>;
 }
 
-export function sample(schema: Json | undefined, rng: Prng, ctx: SampleContext, name = '', depth = 0): unknown {
+export function sample(
+  schema: Json | undefined,
+  rng: Prng,
+  ctx: SampleContext,
+  name = '',
+  depth = 0,
+): unknown {
   if (!schema || depth > 8) return null;
   const ref = schema['$ref'];
-  if (typeof ref === 'string') return sample(ctx.components[ref.split('/').pop()!], rng, ctx, name, depth + 1);
+  if (typeof ref === 'string')
+    return sample(ctx.components[ref.split('/').pop()!], rng, ctx, name, depth + 1);
   if ('const' in schema) return schema['const'];
   if (Array.isArray(schema['enum'])) return rng.pick(schema['enum'] as unknown[]);
   for (const key of ['anyOf', 'oneOf'] as const) {
     const options = schema[key];
-    if (Array.isArray(options) && options.length > 0) return sample(rng.pick(options as Json[]), rng, ctx, name, depth + 1);
+    if (Array.isArray(options) && options.length > 0)
+      return sample(rng.pick(options as Json[]), rng, ctx, name, depth + 1);
   }
-  if (Array.isArray(schema['allOf'])) return sample((schema['allOf'] as Json[])[0], rng, ctx, name, depth + 1);
+  if (Array.isArray(schema['allOf']))
+    return sample((schema['allOf'] as Json[])[0], rng, ctx, name, depth + 1);
   const types = schema['type'];
   const type = Array.isArray(types) ? rng.pick(types as string[]) : (types as string | undefined);
   const pool = ctx.strings.get(name);
@@ -38,11 +47,14 @@ export function sample(schema: Json | undefined, rng: Prng, ctx: SampleContext, 
     case 'array': {
       const min = (schema['minItems'] as number | undefined) ?? 0;
       const n = min + rng.int(0, 2);
-      return Array.from({ length: n }, () => sample(schema['items'] as Json | undefined, rng, ctx, name, depth + 1));
+      return Array.from({ length: n }, () =>
+        sample(schema['items'] as Json | undefined, rng, ctx, name, depth + 1),
+      );
     }
     case 'string':
       if (pool && pool.length > 0) return rng.pick(pool);
-      if (schema['format'] === 'date-time') return new Date(Date.UTC(2026, 0, 1 + rng.int(0, 300))).toISOString();
+      if (schema['format'] === 'date-time')
+        return new Date(Date.UTC(2026, 0, 1 + rng.int(0, 300))).toISOString();
       return 'fuzz'.padEnd((schema['minLength'] as number | undefined) ?? 0, 'z');
     case 'integer':
     case 'number': {

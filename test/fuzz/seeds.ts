@@ -3,8 +3,6 @@
 // example) and a seed body per route. Path parameters are pooled by the static segment before
 // them and their name (`runs/id`, `topics/topic`), which is how the route tables name them.
 
-import type { ServiceName } from './routes.js';
-
 export interface Seeds {
   /** `<previous static segment>/<param>` → real values. */
   readonly params: Map<string, string[]>;
@@ -55,18 +53,33 @@ export function emptySeeds(): Seeds {
 
 /** `domain` should name a domain of the loaded configuration, for decisions past validation. */
 export function ratelimitSeeds(seeds: Seeds, domain: string): void {
-  add(seeds.bodies, 'ratelimit POST /json', {
-    domain,
-    descriptors: [{ entries: [{ key: 'fuzz', value: 'a' }] }],
-  }, {
-    domain,
-    descriptors: [{ entries: [{ key: 'fuzz', value: 'b' }, { key: 'path', value: '/x' }] }],
-    hits_addend: 1,
-  }, {
-    domain,
-    descriptors: [{ entries: [{ key: 'fuzz', value: 'c' }], limit: { requests_per_unit: 5, unit: 'SECOND' } }],
-    hitsAddend: '2',
-  });
+  add(
+    seeds.bodies,
+    'ratelimit POST /json',
+    {
+      domain,
+      descriptors: [{ entries: [{ key: 'fuzz', value: 'a' }] }],
+    },
+    {
+      domain,
+      descriptors: [
+        {
+          entries: [
+            { key: 'fuzz', value: 'b' },
+            { key: 'path', value: '/x' },
+          ],
+        },
+      ],
+      hits_addend: 1,
+    },
+    {
+      domain,
+      descriptors: [
+        { entries: [{ key: 'fuzz', value: 'c' }], limit: { requests_per_unit: 5, unit: 'SECOND' } },
+      ],
+      hitsAddend: '2',
+    },
+  );
 }
 
 export async function streamsSeeds(seeds: Seeds, target: SeedTarget, tag: string): Promise<void> {
@@ -76,10 +89,20 @@ export async function streamsSeeds(seeds: Seeds, target: SeedTarget, tag: string
   // 400 40002: the topic exists already (a second run with the same seed).
   if (created.status !== 200 && created.status !== 400)
     throw new Error(`streams seed: creating topic ${topic} answered ${created.status}`);
-  await call(target, 'POST', `/streams/topic/${topic}`, { records: [{ key: 'k', value: { n: 1 } }, { value: { n: 2 }, partition: 1 }] });
-  const consumer = await call(target, 'POST', `/streams/consumers/${group}`, { 'auto.offset.reset': 'earliest' });
+  await call(target, 'POST', `/streams/topic/${topic}`, {
+    records: [
+      { key: 'k', value: { n: 1 } },
+      { value: { n: 2 }, partition: 1 },
+    ],
+  });
+  const consumer = await call(target, 'POST', `/streams/consumers/${group}`, {
+    'auto.offset.reset': 'earliest',
+  });
   const instance = consumer.json?.instance_id as string | undefined;
-  if (instance) await call(target, 'POST', `/streams/consumers/${group}/instances/${instance}/subscription`, { topics: [topic] });
+  if (instance)
+    await call(target, 'POST', `/streams/consumers/${group}/instances/${instance}/subscription`, {
+      topics: [topic],
+    });
 
   add(seeds.params, 'topics/topic', topic, 'topic');
   add(seeds.params, 'topic/topic', topic);
@@ -89,16 +112,32 @@ export async function streamsSeeds(seeds: Seeds, target: SeedTarget, tag: string
 
   const instancePath = '/streams/consumers/:group/instances/:instance';
   const tp = { topic, partition: 0 };
-  const body = (method: string, pattern: string, ...values: unknown[]) => add(seeds.bodies, `streams ${method} ${pattern}`, ...values);
-  body('POST', '/streams/topics/topic', { topic_name: `${topic}-new`, partitions: 1 }, { topic_name: topic, partitions_count: 2 });
+  const body = (method: string, pattern: string, ...values: unknown[]) =>
+    add(seeds.bodies, `streams ${method} ${pattern}`, ...values);
+  body(
+    'POST',
+    '/streams/topics/topic',
+    { topic_name: `${topic}-new`, partitions: 1 },
+    { topic_name: topic, partitions_count: 2 },
+  );
   body('POST', '/topics/topic', { topic_name: `${topic}-other` });
-  body('POST', '/streams/topic/:topic', { records: [{ key: 'k', value: { a: 1 } }] }, {
-    records: [{ value: { b: [1, 2] }, partition: 0, timestamp: 1, headers: [{ key: 'h', value: 'v' }] }],
-  });
-  body('POST', '/streams/consumers/:group', { 'auto.offset.reset': 'earliest', format: 'json' }, {
-    'auto.commit.enable': 'false',
-    'consumer.request.timeout.ms': 10,
-  });
+  body(
+    'POST',
+    '/streams/topic/:topic',
+    { records: [{ key: 'k', value: { a: 1 } }] },
+    {
+      records: [{ value: { b: [1, 2] }, partition: 0, timestamp: 1, headers: [{ key: 'h', value: 'v' }] }],
+    },
+  );
+  body(
+    'POST',
+    '/streams/consumers/:group',
+    { 'auto.offset.reset': 'earliest', format: 'json' },
+    {
+      'auto.commit.enable': 'false',
+      'consumer.request.timeout.ms': 10,
+    },
+  );
   body('POST', `${instancePath}/subscription`, { topics: [topic] });
   body('POST', `${instancePath}/offsets`, { offsets: [{ ...tp, offset: 0 }] });
   body('GET', `${instancePath}/offsets`, { partitions: [tp] });
@@ -118,7 +157,10 @@ export async function automationSeeds(seeds: Seeds, target: SeedTarget): Promise
   if (!workflow) return;
 
   add(seeds.bodies, 'automation POST /api/v1/runs', { target: workflow.alias, input: { text: 'fuzz' } });
-  const run = await api('POST', '/runs?wait_for_completion=60', { target: workflow.alias, input: { text: 'fuzz seed' } });
+  const run = await api('POST', '/runs?wait_for_completion=60', {
+    target: workflow.alias,
+    input: { text: 'fuzz seed' },
+  });
   const runId = run.json?.id as string | undefined;
   if (runId) {
     add(seeds.params, 'runs/id', runId);
@@ -133,7 +175,11 @@ export async function automationSeeds(seeds: Seeds, target: SeedTarget): Promise
   const fileId = (file.json?.id ?? file.json?.data?.id) as string | undefined;
   if (fileId) add(seeds.params, 'files/id', fileId);
 
-  const example = await api('POST', `/automations/${workflow.alias}/examples`, { name: 'fuzz', input: { text: 'x' }, expected: { text: 'x' } });
+  const example = await api('POST', `/automations/${workflow.alias}/examples`, {
+    name: 'fuzz',
+    input: { text: 'x' },
+    expected: { text: 'x' },
+  });
   const exampleId = example.json?.id as string | undefined;
   if (exampleId) {
     add(seeds.params, 'examples/exampleId', exampleId);
@@ -143,5 +189,6 @@ export async function automationSeeds(seeds: Seeds, target: SeedTarget): Promise
   add(seeds.params, 'input/path', 'input.json');
   add(seeds.params, 'expected/path', 'expected.json');
   const experiments = await api('GET', `/automations/${workflow.alias}/experiments`);
-  for (const e of (experiments.json?.data ?? []) as { id?: string }[]) if (e.id) add(seeds.params, 'experiments/experimentId', e.id);
+  for (const e of (experiments.json?.data ?? []) as { id?: string }[])
+    if (e.id) add(seeds.params, 'experiments/experimentId', e.id);
 }

@@ -41,24 +41,28 @@ export async function startServe(env: Record<string, string> = {}): Promise<Serv
     STREAMS_PORT: await freePort(),
     AUTOMATION_PORT: await freePort(),
   };
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--threads', '1'], {
-    env: {
-      ...process.env,
-      SLUICE_DATA_DIR: dataDir,
-      SLUICE_ADMIN_TOKEN: token,
-      HOST: '127.0.0.1',
-      GRPC_HOST: '127.0.0.1',
-      DEBUG_HOST: '127.0.0.1',
-      STREAMS_HOST: '127.0.0.1',
-      AUTOMATION_HOST: '127.0.0.1',
-      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      RUNTIME_ROOT: join(dataDir, 'runtime'),
-      RUNTIME_WATCH_ROOT: 'false',
-      LOG_LEVEL: 'error',
-      ...env,
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli.ts', 'serve', '--threads', '1'],
+    {
+      env: {
+        ...process.env,
+        SLUICE_DATA_DIR: dataDir,
+        SLUICE_ADMIN_TOKEN: token,
+        HOST: '127.0.0.1',
+        GRPC_HOST: '127.0.0.1',
+        DEBUG_HOST: '127.0.0.1',
+        STREAMS_HOST: '127.0.0.1',
+        AUTOMATION_HOST: '127.0.0.1',
+        ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+        RUNTIME_ROOT: join(dataDir, 'runtime'),
+        RUNTIME_WATCH_ROOT: 'false',
+        LOG_LEVEL: 'error',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

@@ -95,6 +95,9 @@ export async function parseMultipart<T>(
       reject(new ServiceError(400, 'invalid_multipart', `invalid multipart request: ${err.message}`)),
     );
   });
+  // When reading the body fails first (client gone, broken chunked encoding, 413), nothing awaits
+  // `finished`, and bb.destroy() below rejects it: unhandled, that rejection ends the thread.
+  finished.catch(() => undefined);
   try {
     for await (const chunk of req.bodyStream()) {
       if (!bb.write(chunk)) await new Promise((r) => bb.once('drain', r));

@@ -99,6 +99,19 @@ export class Router {
     return this.wsRoutes;
   }
 
+  /** Every registered HTTP route (static segments sorted), for tools that walk a service's API. */
+  routes(): Route[] {
+    const out: Route[] = [];
+    const visit = (node: Node): void => {
+      out.push(...node.routes.values());
+      for (const key of [...node.statics.keys()].sort()) visit(node.statics.get(key)!);
+      if (node.param) visit(node.param);
+      if (node.tail) out.push(...node.tail.values());
+    };
+    visit(this.root);
+    return out;
+  }
+
   match(method: string, path: string): Match {
     const segments = splitPath(path);
     const values: string[] = [];

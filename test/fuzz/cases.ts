@@ -35,12 +35,16 @@ export interface FuzzCase {
   readonly raw?: Buffer;
   /**
    * Refused by uWebSockets.js's parser before any of our code runs: not valid HTTP/1.1, or past
-   * its fixed limits (a method outside its list, more than about 47 header fields, header blocks
-   * near 64 KiB, which it drops or answers depending on how the bytes arrive). See oracle.ts.
+   * its fixed limits (a method outside its list, more than about 47 header fields, a request line
+   * plus headers over 4 KiB, which it drops when they span more than one socket read — its
+   * fallback buffer for a split header block is 4 KiB — and answers otherwise). See oracle.ts.
    */
   readonly malformed: boolean;
   readonly notes: readonly string[];
 }
+
+/** uWS keeps at most 4 KiB of a header block that arrives over several reads. */
+const UWS_SPLIT_HEADER_LIMIT = 4 * 1024;
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'PURGE'];
 /** Methods uWebSockets.js's parser knows; it closes the connection on any other. */
@@ -128,9 +132,13 @@ export function makeCase(ctx: CaseContext, index: number): FuzzCase {
     headers,
     ...(body ? { body } : {}),
   };
-  const headerBytes = Object.entries(headers).reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
+  const headerBytes =
+    method.length +
+    target.length +
+    11 +
+    Object.entries(headers).reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
   const beyondParser =
-    !PARSER_METHODS.has(method) || Object.keys(headers).length > 40 || headerBytes > 48 * 1024;
+    !PARSER_METHODS.has(method) || Object.keys(headers).length > 40 || headerBytes > UWS_SPLIT_HEADER_LIMIT;
 
   if (rng.chance(1 / 16)) {
     const { bytes, malformed, note } = rawDamage(wire, rng);

@@ -16,12 +16,18 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  * in a header, no Host). uWebSockets.js's parser closes such a connection without answering,
  * before any of our code runs; that close is counted as `closed-by-parser`, not as a failure,
  * and is listed in docs/fuzz.md. Anything that is answered is judged like every other case.
+ * `overLimit`: the body is larger than the smallest body limit of the case's service.
  */
-export function judge(method: string, outcome: Outcome, malformed: boolean): Verdict {
+export function judge(method: string, outcome: Outcome, malformed: boolean, overLimit = false): Verdict {
   if (outcome.kind === 'timeout')
     return { ok: false, bucket: 'timeout', failure: 'timeout', detail: 'no answer within the time limit' };
   if (outcome.kind === 'dropped') {
     if (malformed) return { ok: true, bucket: 'closed-by-parser' };
+    // A body past the route's limit is answered 413 before it is read and the connection is
+    // closed (docs/security.md); a client still writing then may get a reset before it reads the
+    // answer (TCP discards unread data on close). Counted apart; see docs/fuzz.md.
+    if (overLimit && (outcome.error === 'EPIPE' || outcome.error === 'ECONNRESET'))
+      return { ok: true, bucket: 'reset-after-413' };
     return { ok: false, bucket: 'dropped', failure: 'dropped', detail: outcome.error ?? 'connection ended' };
   }
   const status = outcome.status ?? 0;

@@ -196,7 +196,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       report.slowest.push({ ms: Date.now() - t0, index: c.index, route: `${c.service} ${c.route}` });
       if (report.slowest.length > 20) report.slowest = report.slowest.sort((a, b) => b.ms - a.ms).slice(0, 5);
       options.onCase?.(c, outcome);
-      const verdict = judge(c.wire.method, outcome, c.malformed);
+      const verdict = judge(c.wire.method, outcome, c.malformed, overLimit(c));
       const counts = (report.counts[c.service] ??= {});
       counts[verdict.bucket] = (counts[verdict.bucket] ?? 0) + 1;
       // A body on HEAD answers comes from the HTTP core, whatever the route: one group per service.
@@ -259,3 +259,17 @@ export function formatReport(report: FuzzReport): string {
 }
 
 export { excerpt };
+
+/**
+ * The smallest default body limit among each service's routes (docs/limits.md): a body past it
+ * may be refused with 413 and a close before it is read.
+ */
+const BODY_LIMIT_FLOOR: Record<string, number> = {
+  ratelimit: 64 * 1024,
+  streams: 16 * 1024 * 1024,
+  automation: 2 * 1024 * 1024,
+};
+
+function overLimit(c: { service: string; wire: { body?: Buffer } }): boolean {
+  return (c.wire.body?.length ?? 0) > (BODY_LIMIT_FLOOR[c.service] ?? Infinity);
+}

@@ -30,6 +30,12 @@ describe('fuzz oracle', () => {
     assert.equal(judge('GET', json(422, '{}', 'application/vnd.streams.json.v2+json'), false).ok, true);
     assert.equal(judge('HEAD', json(404, ''), false).ok, true);
     assert.deepEqual(judge('GET', { kind: 'dropped' }, true), { ok: true, bucket: 'closed-by-parser' });
+    assert.deepEqual(judge('POST', { kind: 'dropped', error: 'EPIPE' }, false, true), {
+      ok: true,
+      bucket: 'reset-after-413',
+    });
+    assert.equal(judge('POST', { kind: 'dropped', error: 'EPIPE' }, false, false).ok, false);
+    assert.equal(judge('POST', { kind: 'timeout' }, false, true).ok, false);
     assert.equal(judge('GET', json(503, '{}'), true).ok, false);
   });
 

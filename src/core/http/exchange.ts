@@ -213,9 +213,26 @@ export class Exchange implements HttpResponse {
     const close = this.closing || this.hooks.draining();
     this.res.cork(() => {
       this.writeHead();
-      this.res.end(body, close);
+      this.endBody(body, close);
     });
     this.finish();
+  }
+
+  /** uWS closes after `end` when the client asked for it, but not after `endWithoutBody`. */
+  private clientCloses(): boolean {
+    return /\bclose\b/i.test(this.request.headers['connection'] ?? '');
+  }
+
+  /**
+   * A HEAD answer has headers only (RFC 9110, 9.3.2). It goes out without Content-Length, which
+   * the RFC allows: this uWS build keeps waiting for the reported bytes when endWithoutBody is
+   * given a length, and drops the connection at the next request. uWS also does not close after
+   * endWithoutBody, so a HEAD answer that must close ends with an empty body instead.
+   */
+  private endBody(body: Buffer | string | Uint8Array, close: boolean): void {
+    if (this.request.method !== 'HEAD') this.res.end(body, close);
+    else if (close || this.clientCloses()) this.res.end('', true);
+    else this.res.endWithoutBody();
   }
 
   error(status: number, code: string, message: string, details?: unknown): void {
@@ -244,11 +261,15 @@ export class Exchange implements HttpResponse {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the writer's getter reads live state
     const exchange = this;
     return {
-      write: (chunk) => this.writeChunk(chunk),
+      write: (chunk) => (this.request.method === 'HEAD' ? Promise.resolve() : this.writeChunk(chunk)),
       end: (chunk) => {
         if (this.aborted) return;
         this.request.releaseBody();
-        this.res.cork(() => this.res.end(chunk ?? '', this.closing || this.hooks.draining()));
+        let close = this.closing || this.hooks.draining();
+        if (this.request.method === 'HEAD' && !close && this.clientCloses()) close = true;
+        if (this.request.method === 'HEAD')
+          this.res.cork(() => (close ? this.res.end('', true) : this.res.endWithoutBody()));
+        else this.res.cork(() => this.res.end(chunk ?? '', close));
         this.finish();
       },
       get aborted() {

@@ -22,7 +22,7 @@ export interface AutomationDb {
 }
 
 export function openAutomationDb(path: string): AutomationDb {
-  // maxDbs leaves room for the named databases of datasets, experiments and reviews (issue 7).
+  // maxDbs leaves room for the named databases of datasets, experiments and reviews.
   const root = open({ path, compression: false, maxDbs: 64 });
   const db = <V, K extends import('lmdb').Key>(name: string) => root.openDB<V, K>({ name });
   return {

@@ -38,7 +38,7 @@ export type { ScoreStore, EvalResult } from './runs/scores.js';
 export type { RunService, StartRunRequest } from './runs/service.js';
 export type { AutomationRegistry } from './registry/service.js';
 
-/** What the evaluator / experiment side (issue 7) builds on, inside the same process. */
+/** What the evaluator / experiment side builds on, inside the same process. */
 export interface AutomationCore {
   settings: AutomationSettings;
   db: AutomationDb;
@@ -154,7 +154,7 @@ export async function startAutomation(
       ...artifactRoutes(deps),
       ...fileRoutes(deps),
     ];
-    // Datasets, evaluators, experiments and reviews (issue 7) are part of the service by default.
+    // Datasets, evaluators, experiments and reviews are part of the service by default.
     for (const contribute of [qualityContributor(ctx.env), ...contributors])
       routes.push(...contribute(core, deps));
     const openapi = JSON.stringify(buildOpenApi(routes, { version: '1.0.0' }));

@@ -4,7 +4,7 @@
 //  1. redis-benchmark, pipelined INCR (-P 16): what Redis itself can take;
 //  2. ioredis auto-pipelining the command mix of one two-descriptor decision (2 × INCRBY +
 //     EXPIRE), 100 decisions in flight, no HTTP: what the client library can push — the ceiling
-//     the /json and gRPC figures are compared with (issue 4 target: ≥ 70 % of it over /json).
+//     the /json and gRPC figures are compared with (goal: ≥ 70 % of it over /json).
 // This folder is not itself a scenario.
 
 import { spawn, spawnSync } from 'node:child_process';

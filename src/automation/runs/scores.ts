@@ -1,4 +1,4 @@
-// Evaluator scores of a run. The evaluator side (issue 7) writes them through ScoreStore;
+// Evaluator scores of a run. The evaluator side (src/automation/evals) writes them through ScoreStore;
 // GET /runs/{id}/scores reads them. Kept apart from human review verdicts.
 
 import type { AutomationDb } from '../db.js';

@@ -45,7 +45,7 @@ export interface RunArtifact {
   size: number;
 }
 
-/** Review summary the review side (issue 7) keeps on the run so list filters can read it. */
+/** Review summary the review side (src/automation/reviews) keeps on the run so list filters can read it. */
 export interface RunReviewSummary {
   status: 'open' | 'closed' | 'wont_fix';
   verdict: 'correct' | 'incorrect' | null;

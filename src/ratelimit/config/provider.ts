@@ -1,5 +1,5 @@
-// Where configuration comes from. FILE mode is here; the management-server (xDS) provider of
-// the next issue implements the same interface and hands over the same documents.
+// Where configuration comes from. FILE mode is here; the management-server (xDS) provider
+// (config/xds.ts) implements the same interface and hands over the same documents.
 
 import { watch, realpathSync, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';

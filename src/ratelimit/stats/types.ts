@@ -1,4 +1,4 @@
-// The stats output seam: the next issue's push (statsd), tagged and pull (Prometheus) outputs
+// The stats output seam: the push (statsd), tagged and pull (Prometheus) outputs
 // implement StatsSink and receive the shared table's snapshot every STATS_FLUSH_INTERVAL.
 
 export interface StatsSink {

@@ -2,7 +2,7 @@
 // key with one multi-get per node, decide from (value read + hits), and increment in the
 // background (incr; add with the expiry on a miss; incr again if another instance added first).
 // Decisions therefore do not wait for the write, and simultaneous requests can overshoot a
-// limit briefly (spec rule 12). Keys are checked first: memcached refuses keys over 250 bytes
+// limit briefly (upstream's documented memcached behaviour, docs/ratelimit.md). Keys are checked first: memcached refuses keys over 250 bytes
 // or with whitespace/control characters, and such a descriptor gets a clear error.
 
 import { ServiceError } from '../types.js';

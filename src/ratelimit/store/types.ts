@@ -1,6 +1,6 @@
 // The counter store seam. The engine hands a batch of increments (one per counted descriptor)
 // and gets the counts after the increment. The memory store answers synchronously; a network
-// store (Redis, memcached: next issue) returns a promise, and the engine awaits only then.
+// store (Redis, memcached) returns a promise, and the engine awaits only then.
 
 export interface CounterOp {
   /** CACHE_KEY_PREFIX + domain + `_` + Σ(key_value_) — without the window, which the store adds. */

@@ -1,5 +1,5 @@
 // One decision suite for every CounterStore: the memory table, Redis, the object cache. A store
-// whose increments land asynchronously (the object cache, spec rule 12) gives `settle`, which
+// whose increments land asynchronously (the memcached object cache, docs/ratelimit.md) gives `settle`, which
 // the suite awaits between sequential calls; concurrent calls are then checked for their
 // eventual count rather than for each answer.
 

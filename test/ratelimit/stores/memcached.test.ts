@@ -1,5 +1,5 @@
 // The object cache store on real memcached processes: upstream key format and expiry, keys
-// memcached cannot hold, the asynchronous increments of spec rule 12, SRV discovery and refresh,
+// memcached cannot hold, the asynchronous increments (docs/ratelimit.md, memcached), SRV discovery and refresh,
 // failure and recovery, TLS.
 
 import { strict as assert } from 'node:assert';

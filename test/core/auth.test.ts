@@ -41,7 +41,10 @@ describe('API keys', () => {
       const listed = store.list();
       assert.equal(listed.length, 2);
       assert.ok(listed.every((k) => !('hash' in k)));
-      assert.ok(!JSON.stringify(listed).includes(created.token.split('_')[2]!));
+      // The secret is everything after `sk_<id>_` (base64url, so it may hold `_` itself).
+      const secret = created.token.slice(`sk_${created.record.id}_`.length);
+      assert.equal(secret.length, 43);
+      assert.ok(!JSON.stringify(listed).includes(secret));
 
       assert.equal(await store.revoke(created.record.id), true);
       assert.equal(store.authenticate(created.token), null);

@@ -217,6 +217,33 @@ export interface ClusterSetup {
   stop(): Promise<void>;
 }
 
+/**
+ * One cluster-enabled node. Its two free ports (client and cluster bus) are picked before
+ * redis-server binds them, so a test running alongside can take one in between: a bind failure
+ * is retried with fresh ports.
+ */
+async function startClusterNode(): Promise<RedisProcess> {
+  for (let attempt = 1; ; attempt++) {
+    const busPort = await freePort();
+    try {
+      return await startRedis({
+        args: [
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-node-timeout',
+          '5000',
+          '--cluster-port',
+          String(busPort),
+        ],
+      });
+    } catch (err) {
+      if (attempt >= 5 || !/Address already in use/.test(String(err))) throw err;
+    }
+  }
+}
+
 /** Three masters, no replicas, every slot assigned; resolves once all report cluster_state:ok. */
 export async function startCluster(): Promise<ClusterSetup> {
   const nodes: RedisProcess[] = [];
@@ -224,23 +251,7 @@ export async function startCluster(): Promise<ClusterSetup> {
     for (const n of nodes) await n.stop();
   };
   try {
-    for (let i = 0; i < 3; i++) {
-      const busPort = await freePort();
-      nodes.push(
-        await startRedis({
-          args: [
-            '--cluster-enabled',
-            'yes',
-            '--cluster-config-file',
-            'nodes.conf',
-            '--cluster-node-timeout',
-            '5000',
-            '--cluster-port',
-            String(busPort),
-          ],
-        }),
-      );
-    }
+    for (let i = 0; i < 3; i++) nodes.push(await startClusterNode());
     redisCli(nodes[0]!.port, [
       '--cluster',
       'create',

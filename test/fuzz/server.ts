@@ -6,7 +6,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../helpers/context.js';
 import type { ServiceName } from './routes.js';
 
 export interface ServeChild {
@@ -34,13 +33,10 @@ export async function startServe(env: Record<string, string> = {}): Promise<Serv
   mkdirSync(join(dataDir, 'runtime', 'config'), { recursive: true });
   writeFileSync(join(dataDir, 'runtime', 'config', 'fuzz.yaml'), FUZZ_RULES);
   const token = 'fuzz-admin-' + Math.random().toString(36).slice(2);
-  const ports = {
-    PORT: await freePort(),
-    GRPC_PORT: await freePort(),
-    DEBUG_PORT: await freePort(),
-    STREAMS_PORT: await freePort(),
-    AUTOMATION_PORT: await freePort(),
-  };
+  // Port 0: the server binds free ports itself and prints them. Ports picked here and bound
+  // later could be taken in between by a test running alongside, and uWS binds with
+  // SO_REUSEPORT, so the two servers would silently share the port.
+  const ports = { PORT: 0, GRPC_PORT: 0, DEBUG_PORT: 0, STREAMS_PORT: 0, AUTOMATION_PORT: 0 };
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', 'src/cli.ts', 'serve', '--threads', '1'],
@@ -77,11 +73,16 @@ export async function startServe(env: Record<string, string> = {}): Promise<Serv
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  const listed = (service: string, suffix = ''): string => {
+    const match = new RegExp(`^\\s*${service} +http +(http://\\S+?)${suffix}\\s*$`, 'm').exec(out);
+    if (!match) throw new Error(`no ${service} http address in the start banner:\n${out}`);
+    return match[1]!;
+  };
   return {
     urls: {
-      ratelimit: `http://127.0.0.1:${ports.PORT}`,
-      streams: `http://127.0.0.1:${ports.STREAMS_PORT}`,
-      automation: `http://127.0.0.1:${ports.AUTOMATION_PORT}`,
+      ratelimit: listed('ratelimit'),
+      streams: listed('streams'),
+      automation: listed('automation', '/api/v1'),
     },
     token,
     output: () => out,

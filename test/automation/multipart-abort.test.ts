@@ -38,4 +38,27 @@ describe('automation multipart upload cut off', () => {
     upload.append('file', new Blob(['still here']), 'a.txt');
     assert.equal((await h.api('POST', '/files', { raw: upload })).status, 201);
   });
+
+  it('answers 400 for a complete body whose form ends inside a file part, and keeps serving', async () => {
+    const port = Number(new URL(h.url).port);
+    const form =
+      '--b\r\nContent-Disposition: form-data; name="file"; filename="f.txt"\r\n' +
+      'Content-Type: text/plain\r\n\r\nfuzz\r\n';
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write(
+          'POST /api/v1/files HTTP/1.1\r\nhost: x\r\nconnection: close\r\n' +
+            `authorization: Bearer ${h.token}\r\ncontent-type: multipart/form-data; boundary=b\r\n` +
+            `content-length: ${Buffer.byteLength(form)}\r\n\r\n${form}`,
+        ),
+      );
+      socket.on('data', (d: Buffer) => (text += d.toString()));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(text));
+    });
+    assert.match(answer, /^HTTP\/1\.1 400/);
+    assert.match(answer, /invalid_multipart/);
+    assert.equal((await h.api('GET', '/auth/check')).status, 200);
+  });
 });

@@ -59,6 +59,10 @@ export async function parseMultipart<T>(
     fields[name] = value;
   });
   bb.on('file', (name, stream: Readable, info) => {
+    // A form that ends inside a part (a complete body with a truncated form) destroys the part's
+    // stream with "Unexpected end of form" after its reader may be done with it; unheard, that
+    // error ends the thread. busboy reports the same error on the form, which answers 400.
+    stream.on('error', () => undefined);
     // Not destroyed when the consumer stops early (too large): it is drained instead, so busboy
     // keeps reading the rest of the body and the request can be answered.
     const source = stream.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>;

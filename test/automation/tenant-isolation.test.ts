@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { strToU8, unzipSync, zipSync } from 'fflate';
 import type { KeyStore } from '../../src/core/auth/index.js';
 import { sampleRank } from '../../src/automation/runs/ids.js';
-import { emptyUsage } from '../../src/automation/runs/types.js';
+import { emptyDetail } from '../../src/automation/runs/types.js';
 import { syntheticRun } from '../../loadtest/scenarios/automation-support/fill.js';
 import { startHarness, type Harness } from './harness.js';
 
@@ -485,14 +485,7 @@ describe('tenant isolation', () => {
       mine.add(run.id);
       await store.create(
         { ...run, tenant: a.tenant, sampleRank: sampleRank(a.tenant, run.id) },
-        {
-          input: { args: {}, files: [], metadata: {} },
-          overrides: {},
-          steps: [],
-          trace: [],
-          usage: emptyUsage(),
-          manifest: {},
-        },
+        emptyDetail(),
         [],
       );
     }

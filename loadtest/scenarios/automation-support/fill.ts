@@ -4,7 +4,7 @@
 import { openAutomationDb } from '../../../src/automation/db.js';
 import { newRunId, sampleRank } from '../../../src/automation/runs/ids.js';
 import { RunStore } from '../../../src/automation/runs/store.js';
-import { emptyUsage, type RunRecord, type RunStatus } from '../../../src/automation/runs/types.js';
+import { emptyDetail, type RunRecord, type RunStatus } from '../../../src/automation/runs/types.js';
 
 const STATUSES: RunStatus[] = ['completed', 'completed', 'completed', 'failed', 'cancelled'];
 
@@ -57,20 +57,7 @@ export async function fillRuns(path: string, count: number): Promise<void> {
       const n = Math.min(5000, count - done);
       const writes: Promise<void>[] = [];
       for (let i = done; i < done + n; i++) {
-        writes.push(
-          store.create(
-            syntheticRun(i, start),
-            {
-              input: { args: {}, files: [], metadata: {} },
-              overrides: {},
-              steps: [],
-              trace: [],
-              usage: emptyUsage(),
-              manifest: {},
-            },
-            [],
-          ),
-        );
+        writes.push(store.create(syntheticRun(i, start), emptyDetail(), []));
       }
       await Promise.all(writes);
       done += n;

@@ -141,17 +141,20 @@ function runRegexTask(task: RegexTask): RegexTaskResult {
     const m = REGEX_EXEC.runInContext(regexContext, { timeout: task.timeoutMs }) as [string, number] | null;
     return { ok: true, match: m === null ? null : { text: String(m[0]).slice(0, 200), index: Number(m[1]) } };
   } catch (err) {
-    const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-    if (code === 'ERR_SCRIPT_EXECUTION_TIMEOUT')
-      return {
-        ok: false,
-        kind: 'timeout',
-        message: `the regular expression ran longer than ${task.timeoutMs} ms`,
-      };
-    return { ok: false, kind: 'threw', message: messageOf(err) };
+    return timedOutOrThrew(err, `the regular expression ran longer than ${task.timeoutMs} ms`);
   } finally {
     Object.assign(regexContext, { __p: '', __f: '', __t: '' });
   }
+}
+
+/** The failure of a vm run with a time limit: the limit's own message, or what was thrown. */
+function timedOutOrThrew(
+  err: unknown,
+  timeoutMessage: string,
+): { ok: false; kind: 'timeout' | 'threw'; message: string } {
+  const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  if (code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return { ok: false, kind: 'timeout', message: timeoutMessage };
+  return { ok: false, kind: 'threw', message: messageOf(err) };
 }
 
 let schemaContext: vm.Context | undefined;
@@ -174,14 +177,10 @@ function runSchemaTask(task: SchemaTask): SchemaTaskResult {
     const valid = SCHEMA_RUN.runInContext(schemaContext, { timeout: task.timeoutMs }) === true;
     return { ok: true, valid, issues: valid ? [] : issuesOf(validate.errors) };
   } catch (err) {
-    const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-    if (code === 'ERR_SCRIPT_EXECUTION_TIMEOUT')
-      return {
-        ok: false,
-        kind: 'timeout',
-        message: `validation against the schema ran longer than ${task.timeoutMs} ms and was stopped (a "pattern" that backtracks?)`,
-      };
-    return { ok: false, kind: 'threw', message: messageOf(err) };
+    return timedOutOrThrew(
+      err,
+      `validation against the schema ran longer than ${task.timeoutMs} ms and was stopped (a "pattern" that backtracks?)`,
+    );
   } finally {
     Object.assign(schemaContext, { __run: undefined });
   }
@@ -229,10 +228,6 @@ function runScriptTask(task: ScriptTask): ScriptTaskResult {
     }
     return { ok: true, json: out };
   } catch (err) {
-    const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-    if (code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-      return { ok: false, kind: 'timeout', message: `the script ran longer than ${task.timeoutMs} ms` };
-    }
-    return { ok: false, kind: 'threw', message: messageOf(err) };
+    return timedOutOrThrew(err, `the script ran longer than ${task.timeoutMs} ms`);
   }
 }

@@ -18,6 +18,7 @@ import { checkSchema, type JsonSchema, type ScriptPool } from '../evals/index.js
 import { newRunId, sampleRank } from './ids.js';
 import type { RunStore } from './store.js';
 import {
+  emptyDetail,
   emptyUsage,
   TERMINAL,
   type RunDetail,
@@ -636,14 +637,7 @@ export class RunService {
       const detail = this.store.getDetail(run.id);
       const active: ActiveRun = {
         record: run,
-        detail: detail ?? {
-          input: { args: {}, files: [], metadata: {} },
-          overrides: {},
-          steps: [],
-          trace: [],
-          usage: emptyUsage(),
-          manifest: {},
-        },
+        detail: detail ?? emptyDetail(),
         seq: this.store.lastEventSeq(run.id),
         handle: undefined,
         cancelledBeforeSubmit: false,

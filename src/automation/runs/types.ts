@@ -124,6 +124,18 @@ export interface RunEvent {
   metadata?: Record<string, unknown>;
 }
 
+/** The detail of a run that has not started (no input, steps or usage yet). */
+export function emptyDetail(): RunDetail {
+  return {
+    input: { args: {}, files: [], metadata: {} },
+    overrides: {},
+    steps: [],
+    trace: [],
+    usage: emptyUsage(),
+    manifest: {},
+  };
+}
+
 export function emptyUsage(): RunUsage {
   return {
     tokens: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },

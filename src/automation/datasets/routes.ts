@@ -7,7 +7,7 @@ import { invalid, ServiceError } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
 import { IdListString } from '../http/ids.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
-import { principalOf } from '../http/principal.js';
+import { principalOf, tenantOf } from '../http/principal.js';
 import { parseQuery, validateBody } from '../http/validate.js';
 import type { QualityContext } from '../quality.js';
 import { sendArchive } from '../archives/transfer.js';
@@ -87,9 +87,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
   const { examples, registry, settings } = q;
   // Automations are the operator's shared catalogue; examples are the caller's tenant's own.
   const automation = (req: HttpRequest) => registry.find((req.params['id'] ?? '').split('@')[0]!);
-  const tenant = (req: HttpRequest) => principalOf(req).tenant;
   const example = (req: HttpRequest) =>
-    examples.find(tenant(req), automation(req).id, req.params['exampleId'] ?? '');
+    examples.find(tenantOf(req), automation(req).id, req.params['exampleId'] ?? '');
   const tag = 'datasets';
 
   const folderRoutes = (folder: ExampleFolder): ApiRoute[] => {
@@ -240,7 +239,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         );
         const limit = p.limit ?? 50;
         const offset = p.offset ?? 0;
-        const all = examples.list(tenant(req), a.id);
+        const all = examples.list(tenantOf(req), a.id);
         res.json({
           data: all.slice(offset, offset + limit).map(exampleView),
           total: all.length,
@@ -263,14 +262,14 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         checkExampleValues(body);
         checkRefs(body);
         const id = body.id ?? newExampleId();
-        if (examples.get(tenant(req), a.id, id))
+        if (examples.get(tenantOf(req), a.id, id))
           throw new ServiceError(409, 'conflict', `example ${id} already exists`, [
             { field: 'id', message: `example ${id} already exists`, code: 'conflict' },
           ]);
-        const record = createExample(tenant(req), a, {
+        const record = createExample(tenantOf(req), a, {
           ...body,
           id,
-          rowOrder: body.rowOrder ?? examples.nextRowOrder(tenant(req), a.id),
+          rowOrder: body.rowOrder ?? examples.nextRowOrder(tenantOf(req), a.id),
         });
         await examples.put(record);
         res.json(exampleView(record), 201);
@@ -376,7 +375,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
           ?.split(',')
           .map((s) => s.trim())
           .filter(Boolean);
-        let list = examples.list(tenant(req), a.id);
+        let list = examples.list(tenantOf(req), a.id);
         if (ids && ids.length > 0) {
           const missing = ids.filter((id) => !list.some((e) => e.id === id));
           if (missing.length > 0)
@@ -414,7 +413,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         // Blobs first (content-addressed, harmless if the transaction below never happens).
         const staged: string[] = [];
         try {
-          let order = mode === 'replace' ? 0 : examples.nextRowOrder(tenant(req), a.id);
+          let order = mode === 'replace' ? 0 : examples.nextRowOrder(tenantOf(req), a.id);
           const records: ExampleRecord[] = [];
           for (const { example: ex, files } of parsed) {
             const refs: Record<ExampleFolder, Record<string, ExampleFileRef>> = { input: {}, expected: {} };
@@ -430,7 +429,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
               }
             records.push(
               createExample(
-                tenant(req),
+                tenantOf(req),
                 a,
                 { ...ex, rowOrder: ex.rowOrder >= 0 ? ex.rowOrder : order++, files: refs },
                 `examples/${ex.id}/example.json`,
@@ -438,7 +437,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
             );
           }
           await discard();
-          const result = await examples.apply(tenant(req), a.id, mode, records);
+          const result = await examples.apply(tenantOf(req), a.id, mode, records);
           const expectedSet = result.created.filter(
             (r) => r.expected !== null || Object.keys(r.files.expected).length > 0,
           ).length;

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { HttpRequest } from '../../core/http/index.js';
 import { invalid } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
-import { principalOf } from '../http/principal.js';
+import { tenantOf } from '../http/principal.js';
 import type { QualityContext } from '../quality.js';
 import type { EvaluatorConfig } from '../evals/index.js';
 
@@ -45,7 +45,7 @@ export function evaluatorRoutes(q: QualityContext): ApiRoute[] {
       responses: { 200: { description: 'EvaluatorConfigResponse', schema: Open } },
       handle(req, res) {
         const a = automation(req);
-        const tenant = principalOf(req).tenant;
+        const tenant = tenantOf(req);
         const stored = q.evaluators.get(tenant, a.id);
         res.json(
           // `yaml` is a string in the API's type, and there is no built-in default configuration:
@@ -77,7 +77,7 @@ export function evaluatorRoutes(q: QualityContext): ApiRoute[] {
         }
         if (typeof text !== 'string')
           throw invalid('yaml', 'send {"yaml": "<evaluator YAML>"} or the YAML as text/yaml');
-        const { stored, config } = await q.evaluators.put(principalOf(req).tenant, a.id, text);
+        const { stored, config } = await q.evaluators.put(tenantOf(req), a.id, text);
         res.json(configView(a.id, stored.yaml, config, stored.updatedAt));
       },
     },

@@ -5,7 +5,7 @@ import type { HttpRequest } from '../../core/http/index.js';
 import { invalid, notFound } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
 import { IdString, RefString } from '../http/ids.js';
-import { principalOf } from '../http/principal.js';
+import { principalOf, tenantOf } from '../http/principal.js';
 import { parseEndTime, parseTime } from '../http/time.js';
 import { parseQuery, validateBody } from '../http/validate.js';
 import type { QualityContext } from '../quality.js';
@@ -102,10 +102,9 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
   const tag = 'experiments';
   // Automations are the operator's shared catalogue; experiments are the caller's tenant's own.
   const automation = (req: HttpRequest) => q.registry.find((req.params['id'] ?? '').split('@')[0]!);
-  const tenant = (req: HttpRequest) => principalOf(req).tenant;
   const experiment = (req: HttpRequest) => {
     const a = automation(req);
-    const e = q.experiments.get(tenant(req), req.params['experimentId'] ?? '');
+    const e = q.experiments.get(tenantOf(req), req.params['experimentId'] ?? '');
     if (!e || e.automationId !== a.id)
       throw notFound(`experiment ${JSON.stringify(req.params['experimentId'])}`, 'experimentId');
     return e;
@@ -116,7 +115,7 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
       CreateBody,
       (req.headers['content-length'] ?? '') === '0' ? {} : await req.json(['application/json']),
     );
-    const all = q.examples.list(tenant(req), a.id);
+    const all = q.examples.list(tenantOf(req), a.id);
     let chosen: ExampleRecord[] = all;
     if (body.examples) {
       const byId = new Map(all.map((e) => [e.id, e]));
@@ -172,7 +171,7 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
         if (p.to_date !== undefined && to === undefined)
           throw invalid('to_date', `cannot read ${JSON.stringify(p.to_date)} as a date`);
         const all = q.experiments
-          .list(tenant(req), a.id)
+          .list(tenantOf(req), a.id)
           .filter(
             (e) => (from === undefined || e.createdAt >= from) && (to === undefined || e.createdAt <= to),
           );
@@ -271,7 +270,7 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
       responses: { 200: { description: 'CSV or JSON text', contentType: 'text/csv' } },
       handle(req, res) {
         const a = automation(req);
-        exportAnswer(req, res, q.experiments.list(tenant(req), a.id).reverse(), `${a.slug}-results`);
+        exportAnswer(req, res, q.experiments.list(tenantOf(req), a.id).reverse(), `${a.slug}-results`);
       },
     },
     {
@@ -319,7 +318,7 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
       tag,
       responses: { 200: Json('ExperimentRef') },
       handle(req, res) {
-        const e = q.experiments.get(tenant(req), req.params['experimentId'] ?? '');
+        const e = q.experiments.get(tenantOf(req), req.params['experimentId'] ?? '');
         if (!e) throw notFound(`experiment ${JSON.stringify(req.params['experimentId'])}`, 'experimentId');
         const a = q.registry.get(e.automationId);
         res.json({

@@ -6,7 +6,7 @@ import * as S from '../openapi/schemas.js';
 import type { FileRecord } from '../files/store.js';
 import type { ApiDeps, ApiRoute } from './api.js';
 import { isMultipart, parseMultipart } from './multipart.js';
-import { principalOf } from './principal.js';
+import { principalOf, tenantOf } from './principal.js';
 import { ServiceError } from '../errors.js';
 
 const fileView = (f: FileRecord) => ({
@@ -71,7 +71,7 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
       tag: 'files',
       responses: { 200: { description: 'file', schema: S.FileSchema } },
       handle(req, res) {
-        res.json(fileView(find(principalOf(req).tenant, req.params['id']!)));
+        res.json(fileView(find(tenantOf(req), req.params['id']!)));
       },
     },
     {
@@ -84,7 +84,7 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
         200: { description: 'content', schema: S.Binary, contentType: 'application/octet-stream' },
       },
       async handle(req, res) {
-        const f = find(principalOf(req).tenant, req.params['id']!);
+        const f = find(tenantOf(req), req.params['id']!);
         res
           .header('content-type', f.contentType)
           .header('content-disposition', `attachment; filename="${encodeURIComponent(f.filename)}"`);

@@ -15,3 +15,8 @@ export function principalOf(req: HttpRequest): Principal {
     );
   return req.principal;
 }
+
+/** The caller's tenant: every stored automation resource is keyed by it (docs/security.md). */
+export function tenantOf(req: HttpRequest): string {
+  return principalOf(req).tenant;
+}

@@ -9,7 +9,7 @@ import { cancelView, eventView, EXPANDS, runView, stepsView, usageView, type Exp
 import { parseAlias } from '../registry/service.js';
 import * as S from '../openapi/schemas.js';
 import type { ApiDeps, ApiRoute } from './api.js';
-import { principalOf } from './principal.js';
+import { principalOf, tenantOf } from './principal.js';
 import { parseRunStart } from './run-start.js';
 import { parseEndTime, parseTime } from './time.js';
 import { parseQuery } from './validate.js';
@@ -19,8 +19,7 @@ type RunListParams = Partial<Record<string, string | number | boolean>>;
 export function ownRun(deps: ApiDeps, req: HttpRequest, tenant?: string): RunRecord {
   const id = req.params['id']!;
   const run = deps.runs.get(id);
-  if (!run || run.tenant !== (tenant ?? principalOf(req).tenant))
-    throw notFound(`run ${JSON.stringify(id)}`, 'id');
+  if (!run || run.tenant !== (tenant ?? tenantOf(req))) throw notFound(`run ${JSON.stringify(id)}`, 'id');
   return run;
 }
 
@@ -202,7 +201,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
       query: S.RunListQuery,
       responses: { 200: { description: 'a page of runs', schema: S.RunsListResponse } },
       handle(req, res) {
-        const tenant = principalOf(req).tenant;
+        const tenant = tenantOf(req);
         const q = listQuery(req, tenant, (s) => {
           const alias = parseAlias(s);
           if (!alias) return s;

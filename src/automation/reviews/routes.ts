@@ -10,7 +10,7 @@ import { invalid, notFound, ServiceError } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
 import { IdListString } from '../http/ids.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
-import { principalOf } from '../http/principal.js';
+import { principalOf, tenantOf } from '../http/principal.js';
 import { parseEndTime, parseTime } from '../http/time.js';
 import { parseQuery, validateBody } from '../http/validate.js';
 import { writeTemp } from '../files/blobs.js';
@@ -138,7 +138,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
   const runOf = (req: HttpRequest): RunRecord => {
     const id = req.params['id'] ?? '';
     const run = q.runs.get(id);
-    if (!run || run.tenant !== principalOf(req).tenant) throw notFound(`run ${JSON.stringify(id)}`, 'id');
+    if (!run || run.tenant !== tenantOf(req)) throw notFound(`run ${JSON.stringify(id)}`, 'id');
     return run;
   };
   /** Reviews are of finished runs; the stored record is then final and safe to amend. */
@@ -534,7 +534,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
           );
         const triggeredBy = csv(p.triggered_by)?.map((u) => (u === 'system' ? '__system__' : u));
         const lq: RunListQuery = {
-          tenant: principalOf(req).tenant,
+          tenant: tenantOf(req),
           limit: 0,
           sort: 'createdAt',
           order: 'asc',

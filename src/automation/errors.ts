@@ -1,4 +1,7 @@
-// Service-level errors with the reference's issue codes; the HTTP layer maps them to statuses.
+// API errors with the reference's issue codes and an HTTP status; the HTTP layer answers them
+// with the error envelope.
+
+import { CodedError } from '../core/errors.js';
 
 export interface Issue {
   field: string;
@@ -7,23 +10,22 @@ export interface Issue {
   severity?: 'error' | 'warning';
 }
 
-export class ServiceError extends Error {
+export class ApiError extends CodedError {
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: string,
     message: string,
     readonly issues: Issue[] = [],
     readonly headers?: Record<string, string>,
   ) {
-    super(message);
-    this.name = 'ServiceError';
+    super(code, message);
   }
 }
 
 export const notFound = (what: string, field = '<root>') =>
-  new ServiceError(404, 'not_found', `${what} not found`, [
+  new ApiError(404, 'not_found', `${what} not found`, [
     { field, message: `${what} not found`, code: 'not_found' },
   ]);
 
 export const invalid = (field: string, message: string, code = 'invalid_value') =>
-  new ServiceError(400, code, message, [{ field, message, code }]);
+  new ApiError(400, code, message, [{ field, message, code }]);

@@ -1,6 +1,8 @@
 // The decision model shared by the engine, the servers and the client. It mirrors the v3
 // protocol messages (envoy.service.ratelimit.v3) in plain objects so no transport leaks inward.
 
+import { CodedError } from '../core/errors.js';
+
 /** RateLimitResponse.RateLimit.Unit numbers (WEEK is 7 on the wire, after YEAR). */
 export const Unit = {
   UNKNOWN: 0,
@@ -85,13 +87,12 @@ export interface RateLimitResponse {
 }
 
 /** A refusal of the call itself (gRPC UNKNOWN, HTTP 400), with the upstream message text. */
-export class ServiceError extends Error {
+export class RateLimitRequestError extends CodedError {
   constructor(
     message: string,
-    /** Stat suffix under ratelimit.service.call.should_rate_limit. */
+    /** Stat suffix under ratelimit.service.call.should_rate_limit; also the error's code. */
     readonly kind: 'service_error' | 'store_error' = 'service_error',
   ) {
-    super(message);
-    this.name = 'ServiceError';
+    super(kind, message);
   }
 }

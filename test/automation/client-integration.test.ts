@@ -5,11 +5,11 @@ import { unzipSync } from 'fflate';
 import { startAutomation } from '../../src/automation/index.js';
 import type { RunningAutomation } from '../../src/automation/index.js';
 import {
-  isServiceError,
-  ServiceAuthError,
+  isClientError,
+  ClientAuthError,
   ServiceClient,
-  ServiceNotFoundError,
-  ServiceValidationError,
+  ClientNotFoundError,
+  ClientValidationError,
   toFile,
 } from '../../src/automation/client/index.js';
 import { makeTestContext } from '../helpers/context.js';
@@ -31,12 +31,12 @@ after(async () => {
 });
 
 describe('client against the automation service', () => {
-  it('auth.check names the key; a wrong key is a ServiceAuthError with the request id', async () => {
+  it('auth.check names the key; a wrong key is a ClientAuthError with the request id', async () => {
     const me = await client.auth.check();
     assert.equal(me.tenantId, 'default');
     const stranger = new ServiceClient({ api_key: 'wrong', base_url: service.url, env: {} });
     await assert.rejects(stranger.auth.check(), (e: unknown) => {
-      assert.ok(e instanceof ServiceAuthError);
+      assert.ok(e instanceof ClientAuthError);
       assert.equal(e.status, 401);
       assert.ok(e.requestId && e.requestId.length > 0);
       assert.ok(Array.isArray(e.envelope?.issues));
@@ -55,8 +55,8 @@ describe('client against the automation service', () => {
     const first = await client.automations.sync('workflows.text-report');
     const second = await client.automations.sync('workflows.text-report');
     assert.equal(first.release.version, second.release.version);
-    await assert.rejects(client.automations.sync('workflows.text-report@1.0.0'), ServiceValidationError);
-    await assert.rejects(client.automations.get('workflows.no-such-thing'), ServiceNotFoundError);
+    await assert.rejects(client.automations.sync('workflows.text-report@1.0.0'), ClientValidationError);
+    await assert.rejects(client.automations.get('workflows.no-such-thing'), ClientNotFoundError);
   });
 
   it('run_and_wait returns the finished run; its sections and artifacts are readable', async () => {
@@ -89,7 +89,7 @@ describe('client against the automation service', () => {
     const keyless = new ServiceClient({ base_url: service.url, env: {} });
     const viaToken = unzipSync(await keyless.runs.artifacts.zip(run.id, { token }));
     assert.ok('report.md' in viaToken);
-    await assert.rejects(keyless.runs.get(run.id), ServiceAuthError);
+    await assert.rejects(keyless.runs.get(run.id), ClientAuthError);
   });
 
   it('starts asynchronously, cancels an in-flight run and reruns the original version', async () => {
@@ -146,23 +146,23 @@ describe('client against the automation service', () => {
     assert.equal((await client.files.get(stored.id)).id, stored.id);
     assert.equal(Buffer.from(await client.files.content(stored.id)).toString(), 'hello file');
     await client.files.delete(stored.id);
-    await assert.rejects(client.files.get(stored.id), ServiceNotFoundError);
+    await assert.rejects(client.files.get(stored.id), ClientNotFoundError);
   });
 
   it('maps the service 400s and 404s', async () => {
     await assert.rejects(client.run('workflows.text-report', {}, { waitForCompletion: 5 }), (e: unknown) => {
-      assert.ok(e instanceof ServiceValidationError);
+      assert.ok(e instanceof ClientValidationError);
       assert.ok(e.issues.length > 0);
       assert.ok(e.requestId);
       return true;
     });
     await assert.rejects(
       client.run('workflows.text-report', { text: 'x' }, { waitForCompletion: 601 }),
-      ServiceValidationError,
+      ClientValidationError,
     );
     await assert.rejects(
       client.runs.get('run_does_not_exist'),
-      (e: unknown) => isServiceError(e) && e.code === 'not_found' && e.status === 404,
+      (e: unknown) => isClientError(e) && e.code === 'not_found' && e.status === 404,
     );
   });
 });

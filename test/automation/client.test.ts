@@ -5,16 +5,16 @@ import * as assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import {
-  isServiceError,
-  ServiceAuthError,
+  isClientError,
+  ClientAuthError,
   ServiceClient,
-  ServiceError,
-  ServiceForbiddenError,
-  ServiceNotFoundError,
-  ServiceRateLimitError,
-  ServiceServerError,
-  ServiceTimeoutError,
-  ServiceValidationError,
+  ClientError,
+  ClientForbiddenError,
+  ClientNotFoundError,
+  ClientRateLimitError,
+  ClientServerError,
+  ClientTimeoutError,
+  ClientValidationError,
   toFile,
 } from '../../src/automation/client/index.js';
 import { envelope, formOf, json, RUN_DONE, startFakeApi } from './client-fixture.js';
@@ -42,7 +42,7 @@ function fast(extra: ConstructorParameters<typeof ServiceClient>[0] = {}): Servi
 }
 
 function hasCode(code: string) {
-  return (e: unknown) => isServiceError(e) && e.code === code;
+  return (e: unknown) => isClientError(e) && e.code === code;
 }
 
 describe('options', () => {
@@ -293,7 +293,7 @@ describe('run_and_wait', () => {
     );
   });
 
-  it('throws ServiceTimeoutError with the run id when the run outlives max_wait_seconds', async (t) => {
+  it('throws ClientTimeoutError with the run id when the run outlives max_wait_seconds', async (t) => {
     api.use((req) =>
       json('r', {
         id: 'run_7',
@@ -314,7 +314,7 @@ describe('run_and_wait', () => {
     assert.equal(settled, false, 'still polling while the clock stands before max_wait_seconds');
     t.mock.timers.tick(200);
     await assert.rejects(waiting, (e: unknown) => {
-      assert.ok(e instanceof ServiceTimeoutError);
+      assert.ok(e instanceof ClientTimeoutError);
       assert.equal(e.code, 'timeout');
       assert.equal(e.runId, 'run_7');
       return true;
@@ -350,14 +350,14 @@ describe('run_and_wait', () => {
 });
 
 describe('errors', () => {
-  const cases: [number, new (...args: never[]) => ServiceError, string][] = [
-    [400, ServiceValidationError, 'validation_error'],
-    [401, ServiceAuthError, 'auth_error'],
-    [403, ServiceForbiddenError, 'forbidden'],
-    [404, ServiceNotFoundError, 'not_found'],
-    [429, ServiceRateLimitError, 'rate_limited'],
-    [500, ServiceServerError, 'server_error'],
-    [503, ServiceServerError, 'server_error'],
+  const cases: [number, new (...args: never[]) => ClientError, string][] = [
+    [400, ClientValidationError, 'validation_error'],
+    [401, ClientAuthError, 'auth_error'],
+    [403, ClientForbiddenError, 'forbidden'],
+    [404, ClientNotFoundError, 'not_found'],
+    [429, ClientRateLimitError, 'rate_limited'],
+    [500, ClientServerError, 'server_error'],
+    [503, ClientServerError, 'server_error'],
   ];
   for (const [status, Class, code] of cases) {
     it(`${status} → ${Class.name} with status, requestId, envelope and code`, async () => {
@@ -365,8 +365,8 @@ describe('errors', () => {
       api.use(() => json(`req-${status}`, body, status, status === 429 ? { 'retry-after': '7' } : {}));
       await assert.rejects(fast({ max_retries: 0 }).runs.get('run_1'), (e: unknown) => {
         assert.ok(e instanceof Class);
-        assert.ok(e instanceof ServiceError);
-        assert.ok(isServiceError(e));
+        assert.ok(e instanceof ClientError);
+        assert.ok(isClientError(e));
         assert.equal(e.code, code);
         assert.equal(e.status, status);
         assert.equal(e.requestId, `req-${status}`);
@@ -379,11 +379,11 @@ describe('errors', () => {
     });
   }
 
-  it('takes requestId from the envelope when the header is missing, and maps other statuses to ServiceError', async () => {
+  it('takes requestId from the envelope when the header is missing, and maps other statuses to ClientError', async () => {
     api.use(() => ({ status: 413, json: envelope('<root>', 'body too large', 'too_large', 'req-env') }));
     await assert.rejects(fast().files.upload(Buffer.from('x')), (e: unknown) => {
-      assert.ok(e instanceof ServiceError);
-      assert.equal(e.constructor, ServiceError);
+      assert.ok(e instanceof ClientError);
+      assert.equal(e.constructor, ClientError);
       assert.equal(e.code, 'http_error');
       assert.equal(e.status, 413);
       assert.equal(e.requestId, 'req-env');
@@ -399,7 +399,7 @@ describe('errors', () => {
       body: 'no such thing',
     }));
     await assert.rejects(fast().runs.get('nope'), (e: unknown) => {
-      assert.ok(e instanceof ServiceNotFoundError);
+      assert.ok(e instanceof ClientNotFoundError);
       assert.equal(e.envelope, undefined);
       assert.match(e.message, /no such thing/);
       return true;
@@ -414,7 +414,7 @@ describe('errors', () => {
     }));
     await assert.rejects(
       fast().auth.check(),
-      (e: unknown) => isServiceError(e) && e.code === 'invalid_response' && /base_url/.test(e.message),
+      (e: unknown) => isClientError(e) && e.code === 'invalid_response' && /base_url/.test(e.message),
     );
   });
 
@@ -437,11 +437,11 @@ describe('retries', () => {
 
   it('gives up after max_retries and throws the last error', async () => {
     api.use(() => json('r', {}, 500));
-    await assert.rejects(fast({ max_retries: 3 }).runs.get('run_1'), ServiceServerError);
+    await assert.rejects(fast({ max_retries: 3 }).runs.get('run_1'), ClientServerError);
     assert.equal(api.log.length, 4);
     api.reset();
     api.use(() => json('r', {}, 500));
-    await assert.rejects(fast().runs.get('run_1'), ServiceServerError);
+    await assert.rejects(fast().runs.get('run_1'), ClientServerError);
     assert.equal(api.log.length, 3, 'default max_retries is 2');
   });
 
@@ -463,14 +463,14 @@ describe('retries', () => {
     );
     await assert.rejects(
       fast().runs.get('run_1'),
-      (e: unknown) => e instanceof ServiceRateLimitError && e.retryAfter === 120,
+      (e: unknown) => e instanceof ClientRateLimitError && e.retryAfter === 120,
     );
     assert.equal(api.log.length, 1);
   });
 
   it('never retries POST /runs on 5xx without an idempotency key', async () => {
     api.use(() => json('r', {}, 500));
-    await assert.rejects(fast().run('workflows.echo-report', {}), ServiceServerError);
+    await assert.rejects(fast().run('workflows.echo-report', {}), ClientServerError);
     assert.equal(api.log.length, 1);
   });
 
@@ -512,7 +512,7 @@ describe('retries', () => {
 
   it('does not retry 4xx answers', async () => {
     api.use(() => json('r', envelope('target', 'unknown', 'not_found', 'r'), 404));
-    await assert.rejects(fast().runs.get('x'), ServiceNotFoundError);
+    await assert.rejects(fast().runs.get('x'), ClientNotFoundError);
     assert.equal(api.log.length, 1);
   });
 
@@ -554,7 +554,7 @@ describe('retries', () => {
     });
     await assert.rejects(
       client.run('workflows.x', {}),
-      (e: unknown) => isServiceError(e) && e.code === 'connection_error' && e.status === 0,
+      (e: unknown) => isClientError(e) && e.code === 'connection_error' && e.status === 0,
     );
   });
 });
@@ -565,10 +565,10 @@ describe('time-outs and cancellation', () => {
     api.use(() => 'handled');
   }
 
-  it('a request past timeout_seconds throws ServiceTimeoutError and is not retried', async () => {
+  it('a request past timeout_seconds throws ClientTimeoutError and is not retried', async () => {
     stall();
     await assert.rejects(fast({ timeout_seconds: 0.2 }).runs.get('run_1'), (e: unknown) => {
-      assert.ok(e instanceof ServiceTimeoutError);
+      assert.ok(e instanceof ClientTimeoutError);
       assert.equal(e.code, 'timeout');
       assert.equal(e.status, 0);
       return true;
@@ -578,7 +578,7 @@ describe('time-outs and cancellation', () => {
 
   it('a per-call timeoutSeconds overrides the client default', async () => {
     stall();
-    await assert.rejects(fast().auth.check({ timeoutSeconds: 0.1 }), ServiceTimeoutError);
+    await assert.rejects(fast().auth.check({ timeoutSeconds: 0.1 }), ClientTimeoutError);
   });
 
   it('a body that stalls after the headers also times out', async () => {
@@ -587,7 +587,7 @@ describe('time-outs and cancellation', () => {
       res.write('{"runs": [');
       return 'handled';
     });
-    await assert.rejects(fast({ timeout_seconds: 0.2 }).runs.list(), ServiceTimeoutError);
+    await assert.rejects(fast({ timeout_seconds: 0.2 }).runs.list(), ClientTimeoutError);
   });
 
   it("the caller's AbortSignal cancels the request with the signal's reason", async () => {
@@ -674,10 +674,10 @@ describe('experiments.stream (NDJSON)', () => {
       for await (const _ of fast().experiments.stream('aut_1', { examples: ['nope'] })) {
         /* none */
       }
-    }, ServiceNotFoundError);
+    }, ClientNotFoundError);
   });
 
-  it('silence longer than timeout_seconds between events is a ServiceTimeoutError', async () => {
+  it('silence longer than timeout_seconds between events is a ClientTimeoutError', async () => {
     api.use((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/x-ndjson' });
       res.write(`${JSON.stringify(events[0])}\n`);
@@ -688,7 +688,7 @@ describe('experiments.stream (NDJSON)', () => {
     // that only a hang, not a slow machine, could miss them; the silence after them is endless.
     await assert.rejects(async () => {
       for await (const event of fast({ timeout_seconds: 2 }).experiments.stream('aut_1')) seen.push(event);
-    }, ServiceTimeoutError);
+    }, ClientTimeoutError);
     assert.equal(seen.length, 1);
   });
 

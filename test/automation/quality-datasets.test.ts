@@ -4,9 +4,9 @@ import { after, before, describe, it } from 'node:test';
 import { strToU8, unzipSync, zipSync } from 'fflate';
 import {
   ServiceClient,
-  ServiceNotFoundError,
-  ServiceValidationError,
-  isServiceError,
+  ClientNotFoundError,
+  ClientValidationError,
+  isClientError,
 } from '../../src/automation/client/index.js';
 import { startHarness, type Harness } from './harness.js';
 import { HANG_MS } from '../helpers/wait.js';
@@ -82,7 +82,7 @@ describe('dataset examples', () => {
 
     await assert.rejects(
       client.automations.examples.update(A, ex.id, { name: null } as never),
-      ServiceValidationError,
+      ClientValidationError,
     );
     const bad = await h.api('PATCH', `/automations/${A}/examples/${ex.id}`, { body: { rowOrder: 'x' } });
     assert.equal(bad.status, 400);
@@ -99,8 +99,8 @@ describe('dataset examples', () => {
     assert.ok(page.data.some((e) => e.id === ex.id));
     const removed = await client.automations.examples.delete(A, ex.id);
     assert.equal(removed.id, ex.id);
-    await assert.rejects(client.automations.examples.get(A, ex.id), ServiceNotFoundError);
-    await assert.rejects(client.automations.examples.get('workflows.nope', 'x'), ServiceNotFoundError);
+    await assert.rejects(client.automations.examples.get(A, ex.id), ClientNotFoundError);
+    await assert.rejects(client.automations.examples.get('workflows.nope', 'x'), ClientNotFoundError);
   });
 
   it('input and expected are JSON objects on create, patch and import (400 with the field path)', async () => {
@@ -144,7 +144,7 @@ describe('dataset examples', () => {
     ]);
     await assert.rejects(
       client.automations.examples.get(A, 'ex_ok'),
-      ServiceNotFoundError,
+      ClientNotFoundError,
       'nothing imported',
     );
     await client.automations.examples.delete(A, ex.id);
@@ -173,7 +173,7 @@ describe('dataset examples', () => {
     assert.equal(escape.status, 400, 'a rename cannot leave the parent folder');
     await client.automations.examples.input.delete(A, ex.id, 'b.txt');
     assert.deepEqual((await client.automations.examples.input.list(A, ex.id)).files, ['docs/c.bin']);
-    await assert.rejects(client.automations.examples.input.download(A, ex.id, 'b.txt'), ServiceNotFoundError);
+    await assert.rejects(client.automations.examples.input.download(A, ex.id, 'b.txt'), ClientNotFoundError);
     const traversal = await h.api('GET', `/automations/${A}/examples/${ex.id}/input/..%2F..%2Fsecret`);
     assert.ok(traversal.status === 400 || traversal.status === 404);
     const exView = await client.automations.examples.get(A, ex.id);
@@ -298,7 +298,7 @@ describe('dataset examples', () => {
     assert.equal((await importRaw(strToU8('not a zip at all'))).status, 400);
     await assert.rejects(
       client.automations.dataset.import(A, slip, { mode: 'replace' }),
-      (e: unknown) => isServiceError(e) && e.status === 400,
+      (e: unknown) => isClientError(e) && e.status === 400,
     );
     assert.deepEqual(await client.automations.dataset.export(A), before, 'refused imports change nothing');
     const badMode = await h.api('POST', `/automations/${A}/dataset/import?mode=merge`, {

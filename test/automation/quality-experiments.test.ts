@@ -2,7 +2,7 @@
 import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { strToU8 } from 'fflate';
-import { ServiceClient, ServiceValidationError } from '../../src/automation/client/index.js';
+import { ServiceClient, ClientValidationError } from '../../src/automation/client/index.js';
 import type { EvalResult } from '../../src/automation/client/types.js';
 import { startHarness, type Harness } from './harness.js';
 import { HANG_MS, waitUntil } from '../helpers/wait.js';
@@ -125,7 +125,7 @@ describe('evaluators and experiments', () => {
     ];
     for (const [yaml, field] of cases) {
       await assert.rejects(client.automations.evaluators.put(A, yaml), (e: unknown) => {
-        assert.ok(e instanceof ServiceValidationError, String(e));
+        assert.ok(e instanceof ClientValidationError, String(e));
         const issues = (e.envelope as { issues: { field: string; code: string }[] }).issues;
         assert.match(issues[0]!.field, field, `${yaml} → ${JSON.stringify(issues)}`);
         return true;

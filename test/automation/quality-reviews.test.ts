@@ -2,7 +2,7 @@
 import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { strToU8, unzipSync } from 'fflate';
-import { ServiceClient, ServiceNotFoundError } from '../../src/automation/client/index.js';
+import { ServiceClient, ClientNotFoundError } from '../../src/automation/client/index.js';
 import { startHarness, type Harness } from './harness.js';
 import { HANG_MS } from '../helpers/wait.js';
 
@@ -55,8 +55,8 @@ describe('reviews', () => {
     const deleted = await client.runs.reviews.delete(id);
     assert.equal(deleted['deleted'], true);
     assert.equal((await client.runs.reviews.get(id))['review'], null);
-    await assert.rejects(client.runs.reviews.delete(id), ServiceNotFoundError);
-    await assert.rejects(client.runs.reviews.get('run_missing'), ServiceNotFoundError);
+    await assert.rejects(client.runs.reviews.delete(id), ClientNotFoundError);
+    await assert.rejects(client.runs.reviews.get('run_missing'), ClientNotFoundError);
 
     const slow = await h.api('POST', '/runs', {
       body: { target: A, input: { text: 'slow', delay_ms: 60_000 } },
@@ -71,7 +71,7 @@ describe('reviews', () => {
     const id = runs[8]!;
     await assert.rejects(
       client.runs.reviews.uploadExpected(id, strToU8('x'), { name: 'x.txt' }),
-      ServiceNotFoundError,
+      ClientNotFoundError,
     );
     await client.runs.reviews.put(id, {
       verdict: 'correct',
@@ -89,7 +89,7 @@ describe('reviews', () => {
       new Uint8Array(output.body),
     );
     await client.runs.reviews.updateExpected(id, 'copy.md', { name: 'renamed.md' });
-    await assert.rejects(client.runs.reviews.downloadExpected(id, 'copy.md'), ServiceNotFoundError);
+    await assert.rejects(client.runs.reviews.downloadExpected(id, 'copy.md'), ClientNotFoundError);
     const badName = await h.api('PATCH', `/runs/${id}/reviews/expected/renamed.md`, {
       body: { name: '../x' },
     });

@@ -6,9 +6,9 @@ import { strict as assert } from 'node:assert';
 import { unzipSync } from 'fflate';
 import {
   ServiceClient,
-  ServiceNotFoundError,
-  ServiceValidationError,
-  ServiceAuthError,
+  ClientNotFoundError,
+  ClientValidationError,
+  ClientAuthError,
   toFile,
 } from '../../src/automation/client/index.js';
 import { startHarness, type Harness } from './harness.js';
@@ -66,10 +66,10 @@ describe('automation server through the client library', () => {
     assert.equal(check.ok, true);
     await assert.rejects(
       client.runs.get('run_nope'),
-      (err: unknown) => err instanceof ServiceNotFoundError && typeof (err as any).requestId === 'string',
+      (err: unknown) => err instanceof ClientNotFoundError && typeof (err as any).requestId === 'string',
     );
-    await assert.rejects(client.run('workflows.text-report', { nope: 1 }), ServiceValidationError);
+    await assert.rejects(client.run('workflows.text-report', { nope: 1 }), ClientValidationError);
     const anonymous = new ServiceClient({ api_key: 'wrong', base_url: h.url });
-    await assert.rejects(anonymous.automations.list(), ServiceAuthError);
+    await assert.rejects(anonymous.automations.list(), ClientAuthError);
   });
 });

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { Code, MAX_UINT32, ServiceError, Unit } from '../../src/ratelimit/types.js';
+import { Code, MAX_UINT32, RateLimitRequestError, Unit } from '../../src/ratelimit/types.js';
 import { decide, fixture, makeEngine, req, rulesFrom, T0 } from './helpers.js';
 
 const rules = () => rulesFrom({ 'config.basic.yaml': fixture('basic.yaml') });
@@ -12,7 +12,8 @@ describe('ratelimit engine: decision rules of the spec', () => {
     const { engine } = makeEngine(rules());
     assert.throws(
       () => engine.shouldRateLimit(req('')),
-      (e: unknown) => e instanceof ServiceError && e.message === 'rate limit domain must not be empty',
+      (e: unknown) =>
+        e instanceof RateLimitRequestError && e.message === 'rate limit domain must not be empty',
     );
     assert.throws(() => engine.shouldRateLimit(req(D)), /rate limit descriptor list must not be empty/);
     const empty = makeEngine(undefined).engine;

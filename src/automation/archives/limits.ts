@@ -1,7 +1,7 @@
 // Bounds on every archive the automation service reads or writes (dataset import and export,
 // artifact ZIPs). Read once in src/automation/settings.ts; documented in docs/limits.md.
 
-import { ServiceError } from '../errors.js';
+import { ApiError } from '../errors.js';
 
 export interface ArchiveLimits {
   /** Size of an uploaded (compressed) archive. */
@@ -49,8 +49,8 @@ export function refused(issues: { field: string; message: string; code: string }
   };
 }
 
-export function toServiceError(f: ArchiveFailure): ServiceError {
-  return new ServiceError(f.status, f.code, f.message, f.issues);
+export function toServiceError(f: ArchiveFailure): ApiError {
+  return new ApiError(f.status, f.code, f.message, f.issues);
 }
 
 /** Thrown inside a worker task to stop it with a refusal; the task entry turns it into data. */

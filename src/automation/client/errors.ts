@@ -2,6 +2,7 @@
 // caller holding two copies of the library (or an error that crossed a worker boundary as a plain
 // object) can still classify it without `instanceof`.
 
+import { CodedError } from '../../core/errors.js';
 /** One problem reported by the server in an error envelope. */
 export interface ApiIssue {
   field?: string;
@@ -20,7 +21,7 @@ export interface ApiErrorEnvelope {
   [key: string]: unknown;
 }
 
-export type ServiceErrorCode =
+export type ClientErrorCode =
   | 'validation_error'
   | 'auth_error'
   | 'forbidden'
@@ -34,7 +35,7 @@ export type ServiceErrorCode =
   | 'configuration_error'
   | 'invalid_argument';
 
-export interface ServiceErrorInit {
+export interface ClientErrorInit {
   status?: number;
   requestId?: string | undefined;
   envelope?: ApiErrorEnvelope | undefined;
@@ -42,12 +43,12 @@ export interface ServiceErrorInit {
   cause?: unknown;
 }
 
-const BRAND = Symbol.for('sluice.automation.client.ServiceError');
+const BRAND = Symbol.for('sluice.automation.client.ClientError');
 
 /** Base class of every error the client throws. */
-export class ServiceError extends Error {
+export class ClientError extends CodedError {
   /** Stable machine-readable kind; safe to compare across library copies. */
-  readonly code: ServiceErrorCode;
+  declare readonly code: ClientErrorCode;
   /** HTTP status, or 0 when no response was received. */
   readonly status: number;
   /** From the `x-request-id` response header (or the envelope when the header is absent). */
@@ -57,10 +58,9 @@ export class ServiceError extends Error {
   /** Seconds the server asked the client to wait (429, and 5xx carrying Retry-After). */
   readonly retryAfter: number | undefined;
 
-  constructor(message: string, code: ServiceErrorCode = 'http_error', init: ServiceErrorInit = {}) {
-    super(message, init.cause === undefined ? undefined : { cause: init.cause });
-    this.name = 'ServiceError';
-    this.code = code;
+  constructor(message: string, code: ClientErrorCode = 'http_error', init: ClientErrorInit = {}) {
+    super(code, message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'ClientError';
     this.status = init.status ?? 0;
     this.requestId = init.requestId ?? init.envelope?.requestId;
     this.envelope = init.envelope;
@@ -74,61 +74,61 @@ export class ServiceError extends Error {
   }
 }
 
-export class ServiceValidationError extends ServiceError {
-  constructor(message: string, init: ServiceErrorInit = {}) {
+export class ClientValidationError extends ClientError {
+  constructor(message: string, init: ClientErrorInit = {}) {
     super(message, 'validation_error', init);
-    this.name = 'ServiceValidationError';
+    this.name = 'ClientValidationError';
   }
 }
 
-export class ServiceAuthError extends ServiceError {
-  constructor(message: string, init: ServiceErrorInit = {}) {
+export class ClientAuthError extends ClientError {
+  constructor(message: string, init: ClientErrorInit = {}) {
     super(message, 'auth_error', init);
-    this.name = 'ServiceAuthError';
+    this.name = 'ClientAuthError';
   }
 }
 
-export class ServiceForbiddenError extends ServiceError {
-  constructor(message: string, init: ServiceErrorInit = {}) {
+export class ClientForbiddenError extends ClientError {
+  constructor(message: string, init: ClientErrorInit = {}) {
     super(message, 'forbidden', init);
-    this.name = 'ServiceForbiddenError';
+    this.name = 'ClientForbiddenError';
   }
 }
 
-export class ServiceNotFoundError extends ServiceError {
-  constructor(message: string, init: ServiceErrorInit = {}) {
+export class ClientNotFoundError extends ClientError {
+  constructor(message: string, init: ClientErrorInit = {}) {
     super(message, 'not_found', init);
-    this.name = 'ServiceNotFoundError';
+    this.name = 'ClientNotFoundError';
   }
 }
 
-export class ServiceRateLimitError extends ServiceError {
-  constructor(message: string, init: ServiceErrorInit = {}) {
+export class ClientRateLimitError extends ClientError {
+  constructor(message: string, init: ClientErrorInit = {}) {
     super(message, 'rate_limited', init);
-    this.name = 'ServiceRateLimitError';
+    this.name = 'ClientRateLimitError';
   }
 }
 
-export class ServiceServerError extends ServiceError {
-  constructor(message: string, init: ServiceErrorInit = {}) {
+export class ClientServerError extends ClientError {
+  constructor(message: string, init: ClientErrorInit = {}) {
     super(message, 'server_error', init);
-    this.name = 'ServiceServerError';
+    this.name = 'ClientServerError';
   }
 }
 
-export class ServiceTimeoutError extends ServiceError {
+export class ClientTimeoutError extends ClientError {
   /** Set by `run_and_wait` when the run was started but did not finish in time. */
   readonly runId: string | undefined;
 
-  constructor(message: string, init: ServiceErrorInit & { runId?: string } = {}) {
+  constructor(message: string, init: ClientErrorInit & { runId?: string } = {}) {
     super(message, 'timeout', init);
-    this.name = 'ServiceTimeoutError';
+    this.name = 'ClientTimeoutError';
     this.runId = init.runId;
   }
 }
 
 /** True for any error thrown by this client, even from another copy of the library. */
-export function isServiceError(value: unknown): value is ServiceError {
+export function isClientError(value: unknown): value is ClientError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
 
@@ -147,20 +147,20 @@ export function errorFromResponse(
   status: number,
   envelope: ApiErrorEnvelope | undefined,
   init: { requestId?: string | undefined; retryAfter?: number | undefined; bodyText?: string },
-): ServiceError {
+): ClientError {
   const fallback = init.bodyText && init.bodyText.length > 0 ? init.bodyText.slice(0, 200) : 'request failed';
   const message = describe(status, envelope, fallback);
-  const errInit: ServiceErrorInit = {
+  const errInit: ClientErrorInit = {
     status,
     requestId: init.requestId,
     envelope,
     retryAfter: init.retryAfter,
   };
-  if (status === 400) return new ServiceValidationError(message, errInit);
-  if (status === 401) return new ServiceAuthError(message, errInit);
-  if (status === 403) return new ServiceForbiddenError(message, errInit);
-  if (status === 404) return new ServiceNotFoundError(message, errInit);
-  if (status === 429) return new ServiceRateLimitError(message, errInit);
-  if (status >= 500) return new ServiceServerError(message, errInit);
-  return new ServiceError(message, 'http_error', errInit);
+  if (status === 400) return new ClientValidationError(message, errInit);
+  if (status === 401) return new ClientAuthError(message, errInit);
+  if (status === 403) return new ClientForbiddenError(message, errInit);
+  if (status === 404) return new ClientNotFoundError(message, errInit);
+  if (status === 429) return new ClientRateLimitError(message, errInit);
+  if (status >= 500) return new ClientServerError(message, errInit);
+  return new ClientError(message, 'http_error', errInit);
 }

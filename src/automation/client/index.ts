@@ -3,17 +3,17 @@ export { ServiceClient } from './service-client.js';
 export type { ServiceClientOptions } from './options.js';
 export { DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_SECONDS } from './options.js';
 export {
-  ServiceError,
-  ServiceValidationError,
-  ServiceAuthError,
-  ServiceForbiddenError,
-  ServiceNotFoundError,
-  ServiceRateLimitError,
-  ServiceServerError,
-  ServiceTimeoutError,
-  isServiceError,
+  ClientError,
+  ClientValidationError,
+  ClientAuthError,
+  ClientForbiddenError,
+  ClientNotFoundError,
+  ClientRateLimitError,
+  ClientServerError,
+  ClientTimeoutError,
+  isClientError,
 } from './errors.js';
-export type { ApiErrorEnvelope, ApiIssue, ServiceErrorCode } from './errors.js';
+export type { ApiErrorEnvelope, ApiIssue, ClientErrorCode } from './errors.js';
 export type { CallOptions } from './transport.js';
 export { toFile, isFileValue } from './files.js';
 export type { FileValue, NamedFile, FileDescriptor, FileReference } from './files.js';

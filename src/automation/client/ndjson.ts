@@ -1,5 +1,5 @@
 // Reads a newline-delimited JSON body one record at a time.
-import { ServiceError } from './errors.js';
+import { ClientError } from './errors.js';
 
 /**
  * Yields each non-empty line of `body` parsed as JSON. `onChunk` runs whenever bytes arrive (the
@@ -19,7 +19,7 @@ export async function* readNdjson<T = unknown>(
     try {
       return JSON.parse(line) as T;
     } catch (error) {
-      throw new ServiceError(
+      throw new ClientError(
         `NDJSON line ${lineNumber} is not JSON: ${line.slice(0, 120)}`,
         'invalid_response',
         {

@@ -1,6 +1,6 @@
 // Resolution of the client's options: constructor value first, then the environment, then the
 // default. Both the spec's snake_case names and camelCase names are accepted.
-import { ServiceError } from './errors.js';
+import { ClientError } from './errors.js';
 
 /** Options of `new ServiceClient(...)`. Each setting may be spelt snake_case or camelCase. */
 export interface ServiceClientOptions {
@@ -54,7 +54,7 @@ function nonEmpty(value: string | undefined): string | undefined {
 function seconds(name: string, value: number | undefined, def: number, allowZero: boolean): number {
   if (value === undefined) return def;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new ServiceError(
+    throw new ClientError(
       `${name} must be a ${allowZero ? 'non-negative' : 'positive'} number of seconds, got ${String(value)}`,
       'configuration_error',
     );
@@ -68,13 +68,13 @@ export function apiRootFrom(baseUrl: string): string {
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new ServiceError(
+    throw new ClientError(
       `base_url is not an absolute URL: ${JSON.stringify(baseUrl)}`,
       'configuration_error',
     );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ServiceError(`base_url must be http or https, got ${url.protocol}`, 'configuration_error');
+    throw new ClientError(`base_url must be http or https, got ${url.protocol}`, 'configuration_error');
   }
   let path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/api/v1')) path += '/api/v1';
@@ -96,7 +96,7 @@ export function resolveClientOptions(options: ServiceClientOptions = {}): Resolv
   );
   const retries = pick(options.max_retries, options.maxRetries) ?? DEFAULT_MAX_RETRIES;
   if (!Number.isInteger(retries) || retries < 0) {
-    throw new ServiceError(
+    throw new ClientError(
       `max_retries must be a non-negative integer, got ${String(retries)}`,
       'configuration_error',
     );

@@ -1,6 +1,6 @@
 // Query strings: callers may name parameters in camelCase or snake_case; the wire form is the
 // spec's snake_case (the server accepts both, the spec documents snake_case).
-import { ServiceError } from './errors.js';
+import { ClientError } from './errors.js';
 
 export type QueryValue = string | number | boolean | Date | readonly (string | number)[] | null | undefined;
 export type QueryInput = Readonly<Record<string, QueryValue>>;
@@ -35,7 +35,7 @@ export function buildQuery(query: QueryInput | undefined): string {
 // leaves the process, so the request would reach a different resource; refuse them instead.
 function encodePart(part: string, whole: string): string {
   if (part === '.' || part === '..') {
-    throw new ServiceError(
+    throw new ClientError(
       `path ${JSON.stringify(whole)} must not contain '.' or '..' segments`,
       'invalid_argument',
     );
@@ -46,16 +46,16 @@ function encodePart(part: string, whole: string): string {
 /** Encodes one path parameter (an id, alias or file name). */
 export function segment(value: string): string {
   if (typeof value !== 'string' || value.length === 0)
-    throw new ServiceError('path parameter must be a non-empty string', 'invalid_argument');
+    throw new ClientError('path parameter must be a non-empty string', 'invalid_argument');
   return encodePart(value, value);
 }
 
 /** Encodes a slash-delimited file path, keeping its slashes as separators. */
 export function slashPath(value: string): string {
   if (typeof value !== 'string' || value.length === 0)
-    throw new ServiceError('file path must be a non-empty string', 'invalid_argument');
+    throw new ClientError('file path must be a non-empty string', 'invalid_argument');
   const parts = value.split('/').filter((part) => part.length > 0);
   if (parts.length === 0)
-    throw new ServiceError(`file path ${JSON.stringify(value)} names no file`, 'invalid_argument');
+    throw new ClientError(`file path ${JSON.stringify(value)} names no file`, 'invalid_argument');
   return parts.map((part) => encodePart(part, value)).join('/');
 }

@@ -1,6 +1,6 @@
 // One HTTP exchange with retries, time-outs and error mapping, on Node's global fetch.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errorFromResponse, ServiceError, ServiceTimeoutError } from './errors.js';
+import { errorFromResponse, ClientError, ClientTimeoutError } from './errors.js';
 import type { ApiErrorEnvelope } from './errors.js';
 import type { ResolvedClientOptions } from './options.js';
 import { buildQuery } from './query.js';
@@ -120,7 +120,7 @@ export class Transport {
     const seconds = spec.call?.timeoutSeconds;
     if (seconds === undefined) return this.options.timeoutMs;
     if (!Number.isFinite(seconds) || seconds <= 0) {
-      throw new ServiceError(
+      throw new ClientError(
         `timeoutSeconds must be a positive number, got ${String(seconds)}`,
         'configuration_error',
       );
@@ -189,9 +189,9 @@ export class Transport {
         );
       } catch (error) {
         deadline.clear();
-        if (error instanceof ServiceError) throw error;
+        if (error instanceof ClientError) throw error;
         if (deadline.timedOut) {
-          throw new ServiceTimeoutError(`${spec.method} ${spec.path} timed out after ${timeoutMs / 1000} s`, {
+          throw new ClientTimeoutError(`${spec.method} ${spec.path} timed out after ${timeoutMs / 1000} s`, {
             cause: error,
           });
         }
@@ -203,7 +203,7 @@ export class Transport {
                 ? error.cause.message
                 : error.message
               : String(error);
-          throw new ServiceError(`${spec.method} ${spec.path} failed: ${detail}`, 'connection_error', {
+          throw new ClientError(`${spec.method} ${spec.path} failed: ${detail}`, 'connection_error', {
             cause: error,
           });
         }
@@ -223,7 +223,7 @@ export class Transport {
       if (text.length === 0) return undefined as T;
       const type = response.headers.get('content-type')?.toLowerCase() ?? '';
       if (type.includes('html')) {
-        throw new ServiceError(
+        throw new ClientError(
           `expected JSON from ${spec.method} ${spec.path} but got ${type}; base_url (${this.options.apiRoot}) probably points at something other than the API`,
           'invalid_response',
           { status: response.status, requestId },
@@ -232,7 +232,7 @@ export class Transport {
       try {
         return JSON.parse(text) as T;
       } catch (error) {
-        throw new ServiceError(
+        throw new ClientError(
           `invalid JSON from ${spec.method} ${spec.path}: ${text.slice(0, 120)}`,
           'invalid_response',
           {
@@ -264,7 +264,7 @@ export class Transport {
       spec,
       (response, deadline) => {
         if (!response.body)
-          throw new ServiceError(`${spec.method} ${spec.path} answered without a body`, 'invalid_response');
+          throw new ClientError(`${spec.method} ${spec.path} answered without a body`, 'invalid_response');
         const timeoutMs = this.timeoutMs(spec);
         return {
           body: response.body,
@@ -272,15 +272,15 @@ export class Transport {
           touch: () => deadline.restart(),
           finish: () => deadline.clear(),
           mapError: (error: unknown) => {
-            if (error instanceof ServiceError) return error;
+            if (error instanceof ClientError) return error;
             if (deadline.timedOut) {
-              return new ServiceTimeoutError(
+              return new ClientTimeoutError(
                 `${spec.method} ${spec.path}: no data for ${timeoutMs / 1000} s`,
                 { cause: error },
               );
             }
             if (spec.call?.signal?.aborted) return spec.call.signal.reason;
-            return new ServiceError(
+            return new ClientError(
               `${spec.method} ${spec.path} stream failed: ${error instanceof Error ? error.message : String(error)}`,
               'connection_error',
               { cause: error },

@@ -4,7 +4,7 @@
 // output it is scored against, a JSON object or null (none).
 
 import type { AutomationType } from '../registry/manifest.js';
-import { ServiceError, type Issue } from '../errors.js';
+import { ApiError, type Issue } from '../errors.js';
 import type { ExampleFileRef, ExampleFolder, ExampleRecord } from './types.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -38,7 +38,7 @@ export function exampleValueIssues(values: { input?: unknown; expected?: unknown
 /** Throws a 400 listing every problem of the values. */
 export function checkExampleValues(values: { input?: unknown; expected?: unknown }, prefix = ''): void {
   const issues = exampleValueIssues(values, prefix);
-  if (issues.length > 0) throw new ServiceError(400, 'invalid_value', issues[0]!.message, issues);
+  if (issues.length > 0) throw new ApiError(400, 'invalid_value', issues[0]!.message, issues);
 }
 
 export interface ExampleFields {

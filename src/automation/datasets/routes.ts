@@ -3,7 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import type { HttpRequest, HttpResponse } from '../../core/http/index.js';
-import { invalid, ServiceError } from '../errors.js';
+import { invalid, ApiError } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
 import { IdListString } from '../http/ids.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
@@ -119,7 +119,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         async handle(req, res) {
           const ex = example(req);
           if (!isMultipart(req))
-            throw new ServiceError(415, 'unsupported_media_type', 'upload files as multipart/form-data');
+            throw new ApiError(415, 'unsupported_media_type', 'upload files as multipart/form-data');
           const form = await parseMultipart(
             req,
             { fileBytes: settings.maxUploadBytes, files: 1000, fieldBytes: 64 * 1024, preservePath: true },
@@ -184,7 +184,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
             const files = { ...cur.files[folder] };
             const ref = examples.fileRef(cur, folder, path);
             if (target !== path && files[target])
-              throw new ServiceError(409, 'conflict', `${folder}/${target} already exists`, [
+              throw new ApiError(409, 'conflict', `${folder}/${target} already exists`, [
                 { field: 'name', message: `${folder}/${target} already exists`, code: 'conflict' },
               ]);
             delete files[path];
@@ -263,7 +263,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         checkRefs(body);
         const id = body.id ?? newExampleId();
         if (examples.get(tenantOf(req), a.id, id))
-          throw new ServiceError(409, 'conflict', `example ${id} already exists`, [
+          throw new ApiError(409, 'conflict', `example ${id} already exists`, [
             { field: 'id', message: `example ${id} already exists`, code: 'conflict' },
           ]);
         const record = createExample(tenantOf(req), a, {

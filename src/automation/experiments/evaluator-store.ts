@@ -5,7 +5,7 @@
 
 import type { Database } from 'lmdb';
 import type { AutomationDb } from '../db.js';
-import { ServiceError, type Issue } from '../errors.js';
+import { ApiError, type Issue } from '../errors.js';
 import { parseEvaluatorConfig, type EvaluatorConfig, type ParseOptions } from '../evals/index.js';
 
 export interface StoredEvaluatorConfig {
@@ -74,7 +74,7 @@ export class EvaluatorStore {
   ): Promise<{ stored: StoredEvaluatorConfig; config: EvaluatorConfig }> {
     const { config, issues } = configIssues(yamlText, this.opts);
     if (!config)
-      throw new ServiceError(
+      throw new ApiError(
         400,
         'invalid_evaluators',
         `invalid evaluator configuration: ${issues[0]?.field}: ${issues[0]?.message}`,

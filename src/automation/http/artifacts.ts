@@ -8,7 +8,7 @@ import { hasScope } from '../../core/auth/types.js';
 import { HttpError, type HttpRequest } from '../../core/http/index.js';
 import { sendArchive } from '../archives/transfer.js';
 import type { BuildEntry } from '../archives/zip-writer.js';
-import { invalid, notFound, ServiceError } from '../errors.js';
+import { invalid, notFound, ApiError } from '../errors.js';
 import * as S from '../openapi/schemas.js';
 import type { ApiDeps, ApiRoute } from './api.js';
 import { ownRun } from './runs.js';
@@ -80,11 +80,11 @@ export function artifactRoutes(deps: ApiDeps): ApiRoute[] {
         let run;
         if (q.token !== undefined) {
           if (!zip)
-            throw new ServiceError(403, 'token_scope', 'a download token is valid only for the ZIP (zip=1)');
+            throw new ApiError(403, 'token_scope', 'a download token is valid only for the ZIP (zip=1)');
           run = deps.runs.get(req.params['id']!);
           const verdict = run ? tokens.verify(q.token, run.id, bundle) : 'invalid';
           if (!run || verdict !== 'ok') {
-            throw new ServiceError(
+            throw new ApiError(
               401,
               verdict === 'expired' ? 'token_expired' : 'invalid_token',
               verdict === 'expired'

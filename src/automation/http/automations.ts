@@ -1,7 +1,7 @@
 // /auth/check and /automations routes.
 
 import { hasScope } from '../../core/auth/types.js';
-import { invalid, ServiceError } from '../errors.js';
+import { invalid, ApiError } from '../errors.js';
 import type { AutomationType } from '../registry/manifest.js';
 import { automationView } from '../runs/view.js';
 import * as S from '../openapi/schemas.js';
@@ -93,7 +93,7 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
         const p = principalOf(req);
         // Sync needs a key that belongs to a user (the reference's "user-backed API key").
         if (!p.user || p.user === '__system__' || !hasScope(p, 'automation:write')) {
-          throw new ServiceError(
+          throw new ApiError(
             403,
             'user_key_required',
             'sync requires a user-backed API key with automation:write',

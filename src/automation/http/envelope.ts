@@ -2,7 +2,7 @@
 
 import type { ErrorBodyFactory } from '../../core/http/index.js';
 import { HttpError } from '../../core/http/index.js';
-import { ServiceError, type Issue } from '../errors.js';
+import { ApiError, type Issue } from '../errors.js';
 
 const HINTS: Record<number, string> = {
   401: 'Send Authorization: Bearer <API key>.',
@@ -27,7 +27,7 @@ export const errorBody: ErrorBodyFactory = ({ status, code, message, requestId, 
 };
 
 export function toHttpError(err: unknown): unknown {
-  if (err instanceof ServiceError)
+  if (err instanceof ApiError)
     return new HttpError(err.status, err.code, err.message, { issues: err.issues }, err.headers);
   return err;
 }

@@ -7,7 +7,7 @@ import type { FileRecord } from '../files/store.js';
 import type { ApiDeps, ApiRoute } from './api.js';
 import { isMultipart, parseMultipart } from './multipart.js';
 import { principalOf, tenantOf } from './principal.js';
-import { ServiceError } from '../errors.js';
+import { ApiError } from '../errors.js';
 
 const fileView = (f: FileRecord) => ({
   id: f.id,
@@ -42,7 +42,7 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
       async handle(req, res) {
         const p = principalOf(req);
         if (!isMultipart(req))
-          throw new ServiceError(
+          throw new ApiError(
             415,
             'unsupported_media_type',
             'POST /files takes multipart/form-data with a part named file',

@@ -4,7 +4,7 @@
 import busboy from 'busboy';
 import type { Readable } from 'node:stream';
 import type { HttpRequest } from '../../core/http/index.js';
-import { ServiceError } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { TooLargeError } from '../files/blobs.js';
 
 export interface FilePart<T> {
@@ -38,7 +38,7 @@ export async function parseMultipart<T>(
       preservePath: limits.preservePath ?? false,
     });
   } catch (err) {
-    throw new ServiceError(400, 'invalid_multipart', `invalid multipart request: ${(err as Error).message}`);
+    throw new ApiError(400, 'invalid_multipart', `invalid multipart request: ${(err as Error).message}`);
   }
   const fields: Record<string, string> = {};
   const files: FilePart<T>[] = [];
@@ -50,7 +50,7 @@ export async function parseMultipart<T>(
   bb.on('field', (name, value, info) => {
     if (info.valueTruncated)
       fail(
-        new ServiceError(
+        new ApiError(
           413,
           'payload_too_large',
           `form field ${name} is larger than ${limits.fieldBytes} bytes`,
@@ -79,7 +79,7 @@ export async function parseMultipart<T>(
         stream.resume();
         fail(
           err instanceof TooLargeError
-            ? new ServiceError(
+            ? new ApiError(
                 413,
                 'payload_too_large',
                 `file ${info.filename} is larger than ${err.limit} bytes`,
@@ -91,12 +91,12 @@ export async function parseMultipart<T>(
     pending.push(work);
   });
   bb.on('filesLimit', () =>
-    fail(new ServiceError(413, 'payload_too_large', `more than ${limits.files} files in one request`)),
+    fail(new ApiError(413, 'payload_too_large', `more than ${limits.files} files in one request`)),
   );
   const finished = new Promise<void>((resolve, reject) => {
     bb.on('close', resolve);
     bb.on('error', (err: Error) =>
-      reject(new ServiceError(400, 'invalid_multipart', `invalid multipart request: ${err.message}`)),
+      reject(new ApiError(400, 'invalid_multipart', `invalid multipart request: ${err.message}`)),
     );
   });
   // When the body stream fails first (413 past the route's limit, client gone), `finished` is

@@ -4,7 +4,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
-import { ServiceError, type Issue } from '../errors.js';
+import { ApiError, type Issue } from '../errors.js';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
@@ -50,7 +50,7 @@ export function parseQuery<T>(schema: TObject, query: URLSearchParams): T {
   const check = checker(schema);
   if (!check.Check(converted)) {
     const issues = issuesOf(check, converted, '');
-    throw new ServiceError(
+    throw new ApiError(
       400,
       'invalid_query',
       `invalid query parameter: ${issues[0]?.field} ${issues[0]?.message}`,
@@ -64,7 +64,7 @@ export function validateBody<T>(schema: TSchema, value: unknown): T {
   const check = checker(schema);
   if (!check.Check(value)) {
     const issues = issuesOf(check, value, '');
-    throw new ServiceError(
+    throw new ApiError(
       400,
       'invalid_body',
       `invalid request body: ${issues[0]?.field} ${issues[0]?.message}`,

@@ -3,7 +3,7 @@
 
 import { createHash } from 'node:crypto';
 import type { AutomationDb } from '../db.js';
-import { invalid, notFound, ServiceError } from '../errors.js';
+import { invalid, notFound, ApiError } from '../errors.js';
 import {
   ManifestError,
   parseManifest,
@@ -166,7 +166,7 @@ export class AutomationRegistry {
     try {
       await this.repo.refresh();
     } catch (err) {
-      throw new ServiceError(
+      throw new ApiError(
         502,
         'source_unavailable',
         `registry remote cannot be fetched: ${(err as Error).message}`,
@@ -176,7 +176,7 @@ export class AutomationRegistry {
     try {
       releases = await this.repo.releases(pkg);
     } catch (err) {
-      throw new ServiceError(
+      throw new ApiError(
         500,
         'source_error',
         `registry repository cannot be read: ${(err as Error).message}`,
@@ -264,7 +264,7 @@ export class AutomationRegistry {
     try {
       file = await this.repo.readManifest(commit, packagePath(type, slug));
     } catch (err) {
-      if (err instanceof GitError) throw new ServiceError(500, 'source_error', err.message);
+      if (err instanceof GitError) throw new ApiError(500, 'source_error', err.message);
       throw err;
     }
     if (!file) throw notFound(`manifest of ${packageName(type, slug)} at ${commit.slice(0, 12)}`, 'id');
@@ -273,7 +273,7 @@ export class AutomationRegistry {
       manifest = parseManifest(file.text, file.fileName, type, this.defaultTimeoutMs);
     } catch (err) {
       if (err instanceof ManifestError) {
-        throw new ServiceError(
+        throw new ApiError(
           400,
           'invalid_manifest',
           err.message,

@@ -6,7 +6,7 @@ import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { HttpRequest } from '../../core/http/index.js';
-import { invalid, notFound, ServiceError } from '../errors.js';
+import { invalid, notFound, ApiError } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
 import { IdListString } from '../http/ids.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
@@ -146,7 +146,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
     const run = runOf(req);
     const stored = q.runs.store.get(run.id);
     if (!TERMINAL.has(run.status) || !stored || !TERMINAL.has(stored.status))
-      throw new ServiceError(
+      throw new ApiError(
         409,
         'run_not_finished',
         `run ${run.id} is ${run.status}; only finished runs can be reviewed`,
@@ -389,7 +389,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
         const f = review.expectedFiles.find((x) => x.name === name);
         if (!f) throw notFound(`expected file ${JSON.stringify(name)}`, 'filename');
         if (target !== name && review.expectedFiles.some((x) => x.name === target))
-          throw new ServiceError(409, 'conflict', `expected file ${target} already exists`, [
+          throw new ApiError(409, 'conflict', `expected file ${target} already exists`, [
             { field: 'name', message: `expected file ${target} already exists`, code: 'conflict' },
           ]);
         await rename(join(expectedDir(run.id), name), join(expectedDir(run.id), target));
@@ -447,7 +447,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
         if (!automation) throw notFound(`automation ${run.automationId}`, 'id');
         const id = body.exampleId ?? newExampleId();
         if (q.examples.get(run.tenant, run.automationId, id))
-          throw new ServiceError(409, 'conflict', `example ${id} already exists`, [
+          throw new ApiError(409, 'conflict', `example ${id} already exists`, [
             { field: 'exampleId', message: `example ${id} already exists`, code: 'conflict' },
           ]);
         const runDir = q.runs.runDir(run.id);

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Principal } from '../../core/auth/types.js';
 import type { RunPool, RunHandle, RunOutcome } from '../executor/pool.js';
 import type { InputFileRef, ProviderSettings, WorkerMessage } from '../executor/protocol.js';
-import { invalid, notFound, ServiceError } from '../errors.js';
+import { invalid, notFound, ApiError } from '../errors.js';
 import { checkRelativePath } from '../datasets/paths.js';
 import { snapshot } from '../files/blobs.js';
 import type { AutomationRegistry, AutomationRecord } from '../registry/service.js';
@@ -123,7 +123,7 @@ export class RunService {
   }
 
   async start(req: StartRunRequest): Promise<RunRecord> {
-    if (this.closing) throw new ServiceError(503, 'shutting_down', 'the service is shutting down');
+    if (this.closing) throw new ApiError(503, 'shutting_down', 'the service is shutting down');
     const baseTarget = req.target.split('@')[0]!;
     const targetVersion = req.target.includes('@')
       ? req.target.slice(req.target.indexOf('@') + 1)
@@ -136,7 +136,7 @@ export class RunService {
     }
     const automation = this.registry.find(baseTarget);
     if (automation.status !== 'active')
-      throw new ServiceError(403, 'automation_archived', `automation ${automation.slug} is archived`);
+      throw new ApiError(403, 'automation_archived', `automation ${automation.slug} is archived`);
 
     let git: RunGit;
     let version: string;
@@ -169,17 +169,14 @@ export class RunService {
     const manifest = await this.registry.manifestAt(git.commitSha, automation.type, automation.slug);
     const trigger = req.trigger ?? 'api';
     if (trigger === 'api' && !manifest.triggers.api) {
-      throw new ServiceError(
-        403,
-        'api_trigger_disabled',
-        `the api trigger of ${automation.slug} is disabled`,
-        [{ field: 'target', message: 'api trigger disabled in the manifest', code: 'api_trigger_disabled' }],
-      );
+      throw new ApiError(403, 'api_trigger_disabled', `the api trigger of ${automation.slug} is disabled`, [
+        { field: 'target', message: 'api trigger disabled in the manifest', code: 'api_trigger_disabled' },
+      ]);
     }
     const args = req.input ?? {};
     await this.validateInput(automation, manifest, args);
     if (this.queued >= this.options.maxQueuedRuns) {
-      throw new ServiceError(
+      throw new ApiError(
         429,
         'too_many_queued_runs',
         `${this.queued} runs are queued; try again shortly`,
@@ -293,11 +290,7 @@ export class RunService {
       active.cancelledBeforeSubmit = true;
       active.handle?.cancel('the run could not be stored');
       this.active.delete(id);
-      throw new ServiceError(
-        500,
-        'persistence_error',
-        `the run could not be stored: ${(err as Error).message}`,
-      );
+      throw new ApiError(500, 'persistence_error', `the run could not be stored: ${(err as Error).message}`);
     }
     if (previous) {
       const prevNow = this.get(previous.id) ?? previous;
@@ -320,7 +313,7 @@ export class RunService {
     const outcome = await checkSchema(manifest.inputSchema, args, this.options.schemaPool);
     if (!outcome.ok) {
       const message = `the input could not be checked against the input schema of ${automation.slug}: ${outcome.message}`;
-      throw new ServiceError(422, 'input_schema_failed', message, [
+      throw new ApiError(422, 'input_schema_failed', message, [
         { field: 'input', message, code: 'input_schema_failed' },
       ]);
     }
@@ -330,7 +323,7 @@ export class RunService {
         const field = ['input', path, e.missingProperty].filter(Boolean).join('.');
         return { field, message: e.message, code: 'invalid_value' };
       });
-      throw new ServiceError(
+      throw new ApiError(
         400,
         'invalid_input',
         `input does not match the input schema of ${automation.slug}`,

@@ -10,7 +10,7 @@ import { UNTRACKED, type CounterOp, type CounterStore, type Counts } from '../st
 import {
   Code,
   MAX_UINT32,
-  ServiceError,
+  RateLimitRequestError,
   UNIT_SECONDS,
   type DescriptorStatus,
   type HeaderValue,
@@ -78,11 +78,11 @@ export class RateLimitEngine {
   }
 
   shouldRateLimit(request: RateLimitRequest): RateLimitResponse | Promise<RateLimitResponse> {
-    if (request.domain === '') throw new ServiceError('rate limit domain must not be empty');
+    if (request.domain === '') throw new RateLimitRequestError('rate limit domain must not be empty');
     if (request.descriptors.length === 0)
-      throw new ServiceError('rate limit descriptor list must not be empty');
+      throw new RateLimitRequestError('rate limit descriptor list must not be empty');
     const rules = this.rules;
-    if (!rules) throw new ServiceError('no rate limit configuration loaded');
+    if (!rules) throw new RateLimitRequestError('no rate limit configuration loaded');
 
     const descriptors = request.descriptors;
     const n = descriptors.length;
@@ -192,8 +192,11 @@ export class RateLimitEngine {
       return result.then(
         (counts) => this.decide(counts, counted, statuses, descriptors, matched),
         (error: unknown) => {
-          if (error instanceof ServiceError) throw error;
-          throw new ServiceError(error instanceof Error ? error.message : String(error), 'store_error');
+          if (error instanceof RateLimitRequestError) throw error;
+          throw new RateLimitRequestError(
+            error instanceof Error ? error.message : String(error),
+            'store_error',
+          );
         },
       );
     }
@@ -360,7 +363,7 @@ function overrideRule(d: RequestDescriptor, ratio: number): Rule {
   const limit = d.limit!;
   const divider = UNIT_SECONDS[limit.unit];
   if (divider === undefined)
-    throw new ServiceError(`invalid rate limit unit ${limit.unit} in descriptor limit override`);
+    throw new RateLimitRequestError(`invalid rate limit unit ${limit.unit} in descriptor limit override`);
   return {
     requestsPerUnit: limit.requestsPerUnit,
     unit: limit.unit as Unit,

@@ -5,7 +5,7 @@ import type { RateLimitEngine } from '../engine/engine.js';
 import { STAT } from '../stats/names.js';
 import type { SharedStatsTable } from '../stats/shared-table.js';
 import type { DecisionTracer } from '../tracing.js';
-import { ServiceError, type RateLimitRequest, type RateLimitResponse } from '../types.js';
+import { RateLimitRequestError, type RateLimitRequest, type RateLimitResponse } from '../types.js';
 
 export class Decider {
   constructor(
@@ -42,11 +42,11 @@ export class Decider {
 
   private failed(error: unknown): never {
     const kind =
-      error instanceof ServiceError && error.kind === 'store_error'
+      error instanceof RateLimitRequestError && error.kind === 'store_error'
         ? `${this.storeKind}_error`
         : 'service_error';
     this.stats.inc(STAT.callError(kind));
-    if (error instanceof ServiceError) throw error;
-    throw new ServiceError(error instanceof Error ? error.message : String(error));
+    if (error instanceof RateLimitRequestError) throw error;
+    throw new RateLimitRequestError(error instanceof Error ? error.message : String(error));
   }
 }

@@ -19,7 +19,7 @@ import { STAT } from '../stats/names.js';
 import { responseTimeRecorder } from '../stats/outputs/response-time.js';
 import type { SharedStatsTable } from '../stats/shared-table.js';
 import {
-  ServiceError,
+  RateLimitRequestError,
   type RateLimitRequest,
   type RateLimitResponse,
   type RequestDescriptor,
@@ -94,9 +94,9 @@ export async function startRatelimitGrpc(options: RatelimitGrpcOptions): Promise
   const asGrpc = (error: unknown): never => {
     // A store that failed under KVSTORE_FAILURE_MODE=closed: UNAVAILABLE, so Envoy applies its
     // failure_mode_deny policy; other refusals keep the upstream's UNKNOWN.
-    if (error instanceof ServiceError && error.kind === 'store_error')
+    if (error instanceof RateLimitRequestError && error.kind === 'store_error')
       throw new GrpcError(GrpcStatus.UNAVAILABLE, error.message);
-    if (error instanceof ServiceError) throw new GrpcError(GrpcStatus.UNKNOWN, error.message);
+    if (error instanceof RateLimitRequestError) throw new GrpcError(GrpcStatus.UNKNOWN, error.message);
     throw error;
   };
   const health = healthService(() => (options.health.isHealthy() ? 'SERVING' : 'NOT_SERVING'), {

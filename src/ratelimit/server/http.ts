@@ -11,7 +11,7 @@ import {
   type HttpResponse,
   type HttpServerHandle,
 } from '../../core/http/index.js';
-import { ServiceError, Code, type RateLimitRequest, type RateLimitResponse } from '../types.js';
+import { RateLimitRequestError, Code, type RateLimitRequest, type RateLimitResponse } from '../types.js';
 import type { Decider } from './decider.js';
 import { decodeRequest, encodeResponse, JsonRequestError } from './json-codec.js';
 
@@ -101,9 +101,9 @@ function decide(
 /** Refused calls are the caller's problem (empty domain, no configuration …): 400 with the
  * upstream text, never a 5xx for anything the request contained; a failed store is a 500. */
 function asHttpError(error: unknown): unknown {
-  if (error instanceof ServiceError && error.kind === 'store_error')
+  if (error instanceof RateLimitRequestError && error.kind === 'store_error')
     return new HttpError(500, 'store_unavailable', error.message);
-  if (error instanceof ServiceError) return new HttpError(400, 'bad_request', error.message);
+  if (error instanceof RateLimitRequestError) return new HttpError(400, 'bad_request', error.message);
   return error;
 }
 

@@ -60,7 +60,7 @@ export async function createConfiguredStores(
     settings.localCacheSizeBytes > 0 ? new LocalOverLimitCache(settings.localCacheSizeBytes) : undefined;
   const closers: (() => Promise<void>)[] = [];
   // A failed call that fails the decision (closed) is counted by the Decider, which sees the
-  // ServiceError; one answered anyway (open) is counted here, or nobody would.
+  // RateLimitRequestError; one answered anyway (open) is counted here, or nobody would.
   const countCalls = settings.failureMode === 'open';
   const redisError = errorReporter(ctx, storeErrorStat('redis'), countCalls);
 

@@ -6,12 +6,12 @@
 //    hits above the limit);
 //  - closed: the call fails with StoreUnavailableError; the servers answer gRPC UNAVAILABLE and
 //    HTTP 500 with a JSON error body.
-// A ServiceError from the store (a request it refuses) passes through unchanged.
+// A RateLimitRequestError from the store (a request it refuses) passes through unchanged.
 // Nothing is remembered between calls, so the first call after the store returns is served by
 // it again: recovery needs no action.
 
 import type { FailureMode } from '../store-settings.js';
-import { ServiceError } from '../types.js';
+import { RateLimitRequestError } from '../types.js';
 import type { CounterOp, CounterStore, Counts } from './types.js';
 
 export class StoreUnavailableError extends Error {
@@ -73,7 +73,7 @@ export class FailurePolicyStore implements CounterStore {
         settled = true;
         clearTimeout(timer);
         // A refused request (e.g. a key the object cache cannot hold) is not a store outage.
-        if (error instanceof ServiceError) {
+        if (error instanceof RateLimitRequestError) {
           reject(error);
           return;
         }

@@ -5,7 +5,7 @@
 // limit briefly (upstream's documented memcached behaviour, docs/ratelimit.md). Keys are checked first: memcached refuses keys over 250 bytes
 // or with whitespace/control characters, and such a descriptor gets a clear error.
 
-import { ServiceError } from '../types.js';
+import { RateLimitRequestError } from '../types.js';
 import type { WindowAlgorithm } from '../settings.js';
 import type { LocalOverLimitCache } from './local-cache.js';
 import { invalidKeyReason, type MemcachedClient } from './memcached-client.js';
@@ -137,7 +137,7 @@ function checkKey(key: string): void {
   const reason = invalidKeyReason(key);
   // A request problem, not a store outage: the failure policy passes ServiceErrors through.
   if (reason !== undefined)
-    throw new ServiceError(
+    throw new RateLimitRequestError(
       `object cache key ${JSON.stringify(key.length > 80 ? key.slice(0, 80) + '…' : key)} is ${reason}`,
     );
 }

@@ -17,7 +17,7 @@ import {
 } from '../../../src/ratelimit/store/factory.js';
 import { crc32, invalidKeyReason } from '../../../src/ratelimit/store/memcached-client.js';
 import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
-import { Code, ServiceError } from '../../../src/ratelimit/types.js';
+import { Code, RateLimitRequestError } from '../../../src/ratelimit/types.js';
 import { memcachedAvailable, startMemcached, type MemcachedProcess } from '../../helpers/memcached.js';
 import { makeCerts, type TestCerts } from '../../helpers/redis.js';
 import { rulesFrom } from '../helpers.js';
@@ -138,7 +138,7 @@ describe(
             h.engine.shouldRateLimit({ domain: 'mc', descriptors: [{ entries: [{ key: 'user', value }] }] }),
           ),
           (error: unknown) =>
-            error instanceof ServiceError &&
+            error instanceof RateLimitRequestError &&
             error.kind === 'service_error' &&
             /object cache key .* is (longer than 250 bytes|contains whitespace or control characters)/.test(
               error.message,

@@ -16,7 +16,7 @@ import {
   type ConfiguredStores,
 } from '../../../src/ratelimit/store/factory.js';
 import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
-import { Code, ServiceError, type RateLimitResponse } from '../../../src/ratelimit/types.js';
+import { Code, RateLimitRequestError, type RateLimitResponse } from '../../../src/ratelimit/types.js';
 import { redisAvailable, startRedis, type RedisProcess } from '../../helpers/redis.js';
 import { rulesFrom } from '../helpers.js';
 
@@ -141,11 +141,11 @@ describe('Redis failure policy', { skip: redisAvailable ? false : 'redis-server 
       const outcome = await settles(Promise.resolve(engine.shouldRateLimit(request)));
       assert.equal(outcome.status, 'rejected');
       if (outcome.status === 'rejected') {
-        assert.ok(outcome.reason instanceof ServiceError);
+        assert.ok(outcome.reason instanceof RateLimitRequestError);
         assert.equal(outcome.reason.kind, 'store_error');
         assert.match((outcome.reason as Error).message, /redis store unavailable: no answer within 5000 ms/);
       }
-      // A refused call is counted once, by the Decider that sees the ServiceError, not here.
+      // A refused call is counted once, by the Decider that sees the RateLimitRequestError, not here.
       assert.equal(stats.get(STORE_ERROR_STAT), 0);
     } finally {
       process.kill(redis.pid()!, 'SIGCONT');

@@ -1,6 +1,6 @@
 // Starting runs: `run`, `rerun` and `run_and_wait`.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ServiceError, ServiceTimeoutError } from '../errors.js';
+import { ClientError, ClientTimeoutError } from '../errors.js';
 import { extractFiles } from '../files.js';
 import { segment } from '../query.js';
 import type { CallOptions, Transport } from '../transport.js';
@@ -47,7 +47,7 @@ function resolveTarget(
   if (typeof target === 'string') {
     const at = target.indexOf('@');
     if (at === 0 || at === target.length - 1 || target.length === 0) {
-      throw new ServiceError(
+      throw new ClientError(
         `run target must be <target> or <target>@<version>, got ${JSON.stringify(target)}`,
         'invalid_argument',
       );
@@ -56,7 +56,7 @@ function resolveTarget(
     return { target: target.slice(0, at), version: version ?? target.slice(at + 1) };
   }
   const name = target.slug ?? target.id;
-  if (!name) throw new ServiceError('run target object needs a slug or an id', 'invalid_argument');
+  if (!name) throw new ClientError('run target object needs a slug or an id', 'invalid_argument');
   const full =
     target.slug !== undefined ? `${target.type === 'agent' ? 'agents' : 'workflows'}.${target.slug}` : name;
   return { target: full, version: version ?? target.version };
@@ -83,7 +83,7 @@ export class RunStarter {
     options: RunOptions = {},
   ): Promise<RunStartResponse> {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-      throw new ServiceError('run input must be an object', 'invalid_argument');
+      throw new ClientError('run input must be an object', 'invalid_argument');
     }
     const resolved = resolveTarget(target, options.version);
     const query = {
@@ -124,7 +124,7 @@ export class RunStarter {
    * Starts a run and resolves with it once it is terminal (completed, failed, cancelled or
    * rejected) — a failed run is returned, not thrown; check `execution.status` and `error`. The
    * server is first asked to hold the request (`wait_for_completion`, bounded by the per-request
-   * time-out); after that the run is polled. Past `max_wait_seconds` a ServiceTimeoutError
+   * time-out); after that the run is polled. Past `max_wait_seconds` a ClientTimeoutError
    * carrying `runId` is thrown; the run itself keeps going.
    */
   async runAndWait(
@@ -135,7 +135,7 @@ export class RunStarter {
     const maxWaitMs = (options.max_wait_seconds ?? options.maxWaitSeconds ?? 300) * 1000;
     let intervalMs = (options.poll_interval_seconds ?? options.pollIntervalSeconds ?? 1) * 1000;
     if (!(maxWaitMs > 0) || !(intervalMs > 0)) {
-      throw new ServiceError(
+      throw new ClientError(
         'max_wait_seconds and poll_interval_seconds must be positive',
         'configuration_error',
       );
@@ -162,7 +162,7 @@ export class RunStarter {
       serverWait >= 1 ? { ...runOptions, wait_for_completion: serverWait } : runOptions,
     );
     if (typeof started?.id !== 'string')
-      throw new ServiceError('run start answer has no id', 'invalid_response');
+      throw new ClientError('run start answer has no id', 'invalid_response');
     let run: Run = started;
     const call: CallOptions = {};
     if (options.signal !== undefined) call.signal = options.signal;
@@ -170,7 +170,7 @@ export class RunStarter {
     while (!isFinished(run)) {
       const remaining = maxWaitMs - (Date.now() - startedAt);
       if (remaining <= 0) {
-        throw new ServiceTimeoutError(`run ${started.id} did not finish within ${maxWaitMs / 1000} s`, {
+        throw new ClientTimeoutError(`run ${started.id} did not finish within ${maxWaitMs / 1000} s`, {
           runId: started.id,
         });
       }

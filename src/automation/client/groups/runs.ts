@@ -1,5 +1,5 @@
 // The `runs` group: reading, listing, cancelling runs, their artifacts, reviews and promotion.
-import { ServiceError } from '../errors.js';
+import { ClientError } from '../errors.js';
 import { toBlob } from '../files.js';
 import type { FileValue } from '../files.js';
 import type { QueryValue } from '../query.js';
@@ -229,7 +229,7 @@ export class RunsGroup {
       if (typeof next !== 'string' || next.length === 0) return;
       // A server handing back a cursor it already gave would otherwise loop forever.
       if (seen.has(next))
-        throw new ServiceError(`GET /runs returned cursor ${next} twice`, 'invalid_response');
+        throw new ClientError(`GET /runs returned cursor ${next} twice`, 'invalid_response');
       seen.add(next);
       cursor = next;
     }

@@ -220,7 +220,8 @@ export class RunService {
     }
     const manifest = await this.registry.manifestAt(git.commitSha, automation.type, automation.slug);
     const trigger = req.trigger ?? 'api';
-    if (trigger === 'api' && !manifest.triggers.api) {
+    // The CLI calls the same API: the api trigger governs both.
+    if ((trigger === 'api' || trigger === 'cli') && !manifest.triggers.api) {
       throw new ApiError(403, 'api_trigger_disabled', `the api trigger of ${automation.slug} is disabled`, [
         { field: 'target', message: 'api trigger disabled in the manifest', code: 'api_trigger_disabled' },
       ]);

@@ -201,7 +201,7 @@ describe('tenant isolation', () => {
         body: { target: AUTOMATION, input: { text: 'a-secret-run-text words' } },
       }),
     );
-    assert.equal(run.status, 'completed');
+    assert.equal(run.execution.status, 'completed');
     await ok(
       call(a, 'PUT', `${aut}/evaluators`, {
         body: {

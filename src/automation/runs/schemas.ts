@@ -65,6 +65,8 @@ export const RunStartRequest = Type.Object(
     metadata: Opt(Type.Record(Type.String(), Type.Unknown())),
   },
   {
+    // Named as the SDK's type: this is its RunStartBody, with bounded identifiers.
+    $id: 'RunStartBody',
     description:
       'JSON, or multipart/form-data with parts target, input (JSON), overrides (JSON), metadata (JSON) and files.<field> file parts.',
   },

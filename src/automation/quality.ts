@@ -17,7 +17,7 @@ import { createJudgeProvider } from './experiments/judge-provider.js';
 import type { ArchiveLimits } from './archives/limits.js';
 import type { ArchivePool } from './archives/pool.js';
 import { datasetRoutes } from './datasets/routes.js';
-import { ExampleStore } from './datasets/store.js';
+import { LmdbExampleStore, type ExampleStore } from './datasets/store.js';
 import type { ExampleRecord } from './datasets/types.js';
 import { EvaluatorStore } from './experiments/evaluator-store.js';
 import { evaluatorRoutes } from './experiments/evaluator-routes.js';
@@ -73,7 +73,7 @@ export function buildQualityContext(
   const s = loadQualitySettings(env);
   const pool = core.evalPool;
   const blobs = core.files.blobs;
-  const examples = new ExampleStore(core.db, blobs);
+  const examples = new LmdbExampleStore(core.db, blobs);
   const evaluators = new EvaluatorStore(core.db, { customScripts: pool.customScripts });
   const scorer = new RunScorer({ runs: core.runs, scores: core.scores, blobs, evaluators, pool, provider });
   const onError = (err: unknown, experimentId: string) =>

@@ -88,8 +88,7 @@ const file = (name: string, text: string, extra: Partial<RawEntry> = {}): RawEnt
   data: strToU8(text),
   ...extra,
 });
-const json = (id: string) =>
-  file(`examples/${id}/example.json`, JSON.stringify({ name: id, input: { text: 'x' } }));
+const json = (name: string) => file(`examples/${name}/input.json`, JSON.stringify({ text: 'x' }));
 
 before(async () => {
   root = mkdtempSync(join(tmpdir(), 'sluice-archives-'));
@@ -127,7 +126,7 @@ describe('dataset archive import', () => {
     assert.equal(res.body.created, 1);
     for (const dir of ['tmp', 'blobs/tmp'].map((d) => join(root, 'data/automation', d)))
       assert.deepEqual(existsSync(dir) ? readdirSync(dir) : [], [], `no temp file left in ${dir}`);
-    const zip = await api('GET', `/automations/${A}/dataset/export?example_ids=ex_ok`);
+    const zip = await api('GET', `/automations/${A}/dataset/export`);
     assert.equal(zip.status, 200);
     const entries = unzipSync(new Uint8Array(zip.body));
     assert.equal(Buffer.from(entries['examples/ex_ok/input/dir/b.txt']!).toString(), 'deflated '.repeat(50));

@@ -17,7 +17,7 @@ import { createJudgeProvider } from './experiments/judge-provider.js';
 import type { ArchiveLimits } from './archives/limits.js';
 import type { ArchivePool } from './archives/pool.js';
 import { datasetRoutes } from './datasets/routes.js';
-import { ExampleStore } from './datasets/store.js';
+import { LmdbExampleStore, type ExampleStore } from './datasets/store.js';
 import type { ExampleRecord } from './datasets/types.js';
 import { EvaluatorConfigs } from './experiments/evaluator-service.js';
 import { LmdbEvaluatorConfigStore } from './experiments/evaluator-store.js';
@@ -74,7 +74,7 @@ export function buildQualityContext(
   const s = loadQualitySettings(env);
   const pool = core.evalPool;
   const blobs = core.files.blobs;
-  const examples = new ExampleStore(core.db, blobs);
+  const examples = new LmdbExampleStore(core.db, blobs);
   const evaluators = new EvaluatorConfigs(new LmdbEvaluatorConfigStore(core.db), {
     customScripts: pool.customScripts,
   });

@@ -229,10 +229,10 @@ describe('evaluators and experiments', () => {
 
     // A single example run is scored too, once it finishes.
     const single = await client.automations.examples.run(A, ex.id);
-    await h.service.core.runs.waitFor(String(single['runId']), HANG_MS);
+    await h.service.core.runs.waitFor(String(single['id']), HANG_MS);
     // Scoring follows the run's completion, so the scores are awaited as state.
     const own = await waitUntil('the single run to be scored', async () => {
-      const scores = (await client.runs.scores(String(single['runId']))).scores as EvalResult[];
+      const scores = (await client.runs.scores(String(single['id']))).scores as EvalResult[];
       return scores.length >= 10 && scores;
     });
     assert.equal(own.length, 10);

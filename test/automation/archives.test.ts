@@ -446,7 +446,7 @@ describe('archive limits on what the service writes', () => {
 
     const runOf = async (text: string) => {
       const started = await api('POST', '/runs', { json: { target: A, input: { text } } });
-      assert.equal(started.status, 200, JSON.stringify(started.body).slice(0, 300));
+      assert.equal(started.status, 201, JSON.stringify(started.body).slice(0, 300));
       const done = await service.core.runs.waitFor(started.body.id, 60_000);
       assert.equal(done.status, 'completed');
       return done;

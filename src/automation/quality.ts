@@ -26,7 +26,7 @@ import { ExperimentRunner } from './experiments/runner.js';
 import { RunScorer } from './experiments/scoring.js';
 import { ExperimentStore } from './experiments/store.js';
 import { reviewRoutes } from './reviews/routes.js';
-import { ReviewStore } from './reviews/store.js';
+import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
 import { createLogger } from '../core/log.js';
 
 export interface QualitySettings {
@@ -97,7 +97,7 @@ export function buildQualityContext(
     examples,
     evaluators,
     experiments,
-    reviews: new ReviewStore(core.db),
+    reviews: new LmdbReviewStore(core.db),
     scorer,
     archiveLimits: core.settings.archiveLimits,
     archives: core.archives,

@@ -50,6 +50,10 @@ export interface RunReviewSummary {
   status: 'open' | 'closed' | 'wont_fix';
   verdict: 'correct' | 'incorrect' | null;
   note: string | null;
+  /** A non-empty note (RunReviewSummary.hasNote). */
+  hasNote: boolean;
+  /** Field/file corrections (RunReviewSummary.correctionCount). */
+  correctionCount: number;
   hasCorrections: boolean;
   createdAt: number;
   updatedAt: number;

@@ -251,6 +251,14 @@ describe('reviews', () => {
     assert.ok(entries['output/report.md']);
     const run = await client.runs.get(id);
     assert.equal((run.execution as { review?: { hasCorrections: boolean } }).review?.hasCorrections, true);
+    // Changes to one review are applied one at a time: none of these concurrent ones is lost.
+    const names = ['c1.txt', 'c2.txt', 'c3.txt', 'c4.txt', 'c5.txt'];
+    await Promise.all([
+      ...names.map((n) => client.runs.reviews.uploadExpected(id, strToU8(n), { name: n })),
+      client.runs.reviews.put(id, { verdict: 'correct', note: 'while uploading' }),
+    ]);
+    const all = (await client.runs.reviews.listExpected(id))['files'] as { name: string }[];
+    assert.deepEqual(all.map((f) => f.name).sort(), [...names, 'fixed.md']);
     // Clearing the review removes its files too.
     await client.runs.reviews.delete(id);
     assert.deepEqual(await client.runs.reviews.listExpected(id), { files: [] });

@@ -21,7 +21,6 @@ function run(id: string, createdAt: number, verdict?: 'correct' | 'incorrect' | 
             status: 'closed',
             verdict,
             note: null,
-            hasNote: false,
             correctionCount: 0,
             hasCorrections: false,
             createdAt,

@@ -21,10 +21,10 @@ export function reviewSummary(r: ReviewRecord): RunReviewSummary {
   return {
     status: r.status,
     verdict: r.verdict,
+    // RunReviewSummary.hasNote is a non-empty note.
     note: r.note,
-    hasNote: r.note !== '',
-    correctionCount: r.corrections.length,
     hasCorrections: r.corrections.length > 0 || r.correctedOutput !== undefined || r.expectedFiles.length > 0,
+    correctionCount: r.corrections.length,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
     closedAt: r.closedAt,

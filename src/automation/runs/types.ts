@@ -50,11 +50,9 @@ export interface RunReviewSummary {
   status: 'open' | 'closed' | 'wont_fix';
   verdict: 'correct' | 'incorrect' | null;
   note: string | null;
-  /** A non-empty note (RunReviewSummary.hasNote). */
-  hasNote: boolean;
-  /** Field/file corrections (RunReviewSummary.correctionCount). */
-  correctionCount: number;
   hasCorrections: boolean;
+  /** Field and file corrections of the review (RunReviewSummary.correctionCount); absent in older records. */
+  correctionCount?: number;
   createdAt: number;
   updatedAt: number;
   closedAt: number | null;

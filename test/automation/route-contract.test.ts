@@ -123,6 +123,8 @@ describe('route contract', () => {
     assert.match(JSON.stringify(body), /page_size/);
     const bad = await fetch(`${base()}/echo?expand=bogus`);
     assert.equal(bad.status, 400);
+    for (const v of ['1.5', '5x', '', '1e3'])
+      assert.equal((await fetch(`${base()}/echo?page_size=${v}`)).status, 400, `page_size=${v}`);
   });
 
   it('validates a JSON body and sends the returned value with the first declared 2xx', async () => {

@@ -4,7 +4,6 @@
 
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { Value } from '@sinclair/typebox/value';
 import { ApiError, type Issue } from '../errors.js';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
@@ -49,6 +48,35 @@ const isArraySchema = (schema: TSchema) =>
   schema.type === 'array' ||
   (Array.isArray(schema.anyOf) && (schema.anyOf as TSchema[]).some((s) => s.type === 'array'));
 
+const typesOf = (schema: TSchema): string[] =>
+  Array.isArray(schema.anyOf)
+    ? (schema.anyOf as TSchema[]).flatMap(typesOf)
+    : typeof schema.type === 'string'
+      ? [schema.type]
+      : [];
+
+const itemsOf = (schema: TSchema): TSchema =>
+  (schema.type === 'array'
+    ? schema.items
+    : (schema.anyOf as TSchema[] | undefined)?.find((s) => s.type === 'array')?.items) as TSchema;
+
+/**
+ * One query value converted to what its schema takes: booleans from true/false/1/0, whole numbers
+ * for integers (1.5 stays a string and fails the check, never truncated), finite numbers for
+ * numbers; anything else stays the string it was, for the check to judge.
+ */
+function scalar(schema: TSchema | undefined, value: string): unknown {
+  const types = schema ? typesOf(schema) : [];
+  if (types.includes('boolean')) {
+    const v = value.toLowerCase();
+    if (v === '1' || v === 'true') return true;
+    if (v === '0' || v === 'false') return false;
+  }
+  if (types.includes('integer') && /^-?\d{1,15}$/.test(value)) return Number(value);
+  if (types.includes('number') && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+  return value;
+}
+
 /**
  * Query parameters folded onto one declaration: names in snake_case or camelCase, booleans as
  * true/false/1/0, numbers converted, and array parameters from repeated keys (`expand=a&expand=b`,
@@ -66,13 +94,13 @@ export function parseQuery<T>(schema: TObject, query: URLSearchParams): T {
         .split(',')
         .map((v) => v.trim())
         .filter((v) => v !== '');
-      raw[name] = [...((raw[name] as string[] | undefined) ?? []), ...items];
-    } else if (prop.type === 'boolean') {
-      const v = value.toLowerCase();
-      raw[name] = v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : value;
-    } else raw[name] = value;
+      raw[name] = [
+        ...((raw[name] as unknown[] | undefined) ?? []),
+        ...items.map((v) => scalar(itemsOf(prop), v)),
+      ];
+    } else raw[name] = scalar(prop, value);
   }
-  const converted = Value.Convert(schema, raw);
+  const converted = raw;
   const check = checker(schema);
   if (!check.Check(converted)) {
     const issues = issuesOf(check, converted, '');

@@ -61,7 +61,11 @@ export function buildOpenApi(routes: readonly ApiRoute[], info: { version: strin
       content[contentType] = spec.schema ? { schema: toJsonSchema(spec.schema, components, false) } : {};
       if (route.operationId === 'listRunArtifacts')
         content['application/zip'] = { schema: { type: 'string', format: 'binary' } };
-      responses[status] = { description: spec.description, content };
+      // 204 and other bodiless answers carry no content entry at all.
+      responses[status] =
+        Number(status) === 204 && !spec.schema
+          ? { description: spec.description }
+          : { description: spec.description, content };
     }
     const errors: Record<number, string> = {
       400: 'invalid request',

@@ -9,6 +9,7 @@ import type { Database } from 'lmdb';
 import type { AutomationDb } from '../db.js';
 import type { RunRecord, RunReviewSummary } from '../runs/types.js';
 import type { ReviewRecord } from './types.js';
+import { upgradeReview } from './upgrade.js';
 
 export interface ReviewStore {
   /** The review of a run the caller already owns (its tenant is the run's). */
@@ -42,7 +43,8 @@ export class LmdbReviewStore implements ReviewStore {
   }
 
   get(run: Pick<RunRecord, 'tenant' | 'id'>): ReviewRecord | undefined {
-    return this.table.get([run.tenant, run.id]);
+    const stored = this.table.get([run.tenant, run.id]);
+    return stored && upgradeReview(stored);
   }
 
   async save(run: RunRecord, review: ReviewRecord | null): Promise<void> {

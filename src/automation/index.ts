@@ -15,7 +15,7 @@ import { BlobStore } from './files/blobs.js';
 import { FileStore } from './files/store.js';
 import type { ApiDeps, ApiRoute } from './http/api.js';
 import { artifactRoutes } from './http/artifacts.js';
-import { automationRoutes } from './http/automations.js';
+import { authRoutes } from './auth/routes.js';
 import { errorBody, toHttpError } from './http/envelope.js';
 import { fileRoutes } from './http/files.js';
 import { checkRouteParams, routeParams } from './http/ids.js';
@@ -23,6 +23,7 @@ import { runRoutes } from './http/runs.js';
 import { DownloadTokens } from './http/tokens.js';
 import { buildOpenApi } from './openapi/document.js';
 import { RegistryRepository } from './registry/repository.js';
+import { automationRoutes } from './registry/routes.js';
 import { AutomationRegistry } from './registry/service.js';
 import { listRuns } from './runs/list.js';
 import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
@@ -155,6 +156,7 @@ export async function startAutomation(
     };
 
     const routes: ApiRoute[] = [
+      ...authRoutes(),
       ...automationRoutes(deps),
       ...runRoutes(deps),
       ...artifactRoutes(deps),

@@ -12,12 +12,12 @@ import { ArchivePool } from './archives/pool.js';
 import { openAutomationDb, type AutomationDb } from './db.js';
 import { RunPool } from './executor/pool.js';
 import { BlobStore } from './files/blobs.js';
-import { FileStore } from './files/store.js';
+import { LmdbFileStore, type FileStore } from './files/store.js';
 import type { ApiDeps, ApiRoute } from './http/api.js';
 import { artifactRoutes } from './http/artifacts.js';
 import { authRoutes } from './auth/routes.js';
 import { errorBody, toHttpError } from './http/envelope.js';
-import { fileRoutes } from './http/files.js';
+import { fileRoutes } from './files/routes.js';
 import { checkRouteParams, routeParams } from './http/ids.js';
 import { runRoutes } from './http/runs.js';
 import { DownloadTokens } from './http/tokens.js';
@@ -136,7 +136,7 @@ export async function startAutomation(
       secret = randomBytes(32);
       await db.meta.put('download-token-secret', secret);
     }
-    const files = new FileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
+    const files = new LmdbFileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
     const scores = new LmdbScoreStore(db);
     const core: AutomationCore = { settings, db, registry, runs, scores, files, archives, evalPool };
     const closers: (() => Promise<void>)[] = [];

@@ -113,8 +113,9 @@ export interface WireOperation {
 
 /** Every SDK operation lists these error statuses, each with the JSON error envelope. */
 export const ERROR_STATUSES = [400, 401, 403, 404, 413, 429, 500] as const;
+export type ErrorStatus = (typeof ERROR_STATUSES)[number];
 
-const ERROR_DESCRIPTIONS: Record<(typeof ERROR_STATUSES)[number], string> = {
+const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   400: 'Validation error. Request shape did not match the spec.',
   401: 'Missing or invalid API key',
   403: 'API key lacks required scope',
@@ -138,21 +139,30 @@ const multipartBody = (schema: TSchema): WireBody => ({
   content: { [MULTIPART_TYPE]: schema },
 });
 
-function op(
+type OperationEntry<S extends number, E> = WireOperation &
+  Pick<Required<WireOperation>, keyof E & ('query' | 'body')> & {
+    readonly responses: Readonly<Record<S | ErrorStatus, WireResponse>>;
+  };
+
+/**
+ * Builds one entry. The generic parameters keep each entry's own statuses, query and body in
+ * its type, so `SDK_OPERATIONS.runsStart.query` is known to exist without a check.
+ */
+function op<S extends number, E extends { query?: TObject; body?: WireBody } = Record<never, never>>(
   method: HttpMethod,
   path: string,
   summary: string,
-  ok: Record<number, WireResponse>,
-  extra: { query?: TObject; body?: WireBody } = {},
-): WireOperation {
-  const responses: Record<number, WireResponse> = { ...ok };
+  ok: Record<S, WireResponse>,
+  extra: E = {} as E,
+): OperationEntry<S, E> {
+  const responses = { ...ok } as Record<S | ErrorStatus, WireResponse>;
   for (const status of ERROR_STATUSES)
     responses[status] = {
       description: ERROR_DESCRIPTIONS[status],
       content: { [JSON_TYPE]: ApiErrorEnvelope },
     };
   const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
-  return { method, path, summary, pathParams, ...extra, responses };
+  return { method, path, summary, pathParams, ...extra, responses } as OperationEntry<S, E>;
 }
 
 const Opt = <T extends TSchema>(schema: T) => Type.Optional(schema);
@@ -570,5 +580,8 @@ export const SDK_OPERATIONS = {
   runsTraceGet: op('GET', '/v1/runs/{id}/trace', 'Get run trace', { 200: json(RunTraceResponse) }),
   runsUsageGet: op('GET', '/v1/runs/{id}/usage', 'Get run usage', { 200: json(RunUsageResponse) }),
 } as const satisfies Readonly<Record<string, WireOperation>>;
+
+/** One entry of SDK_OPERATIONS, without its per-entry detail. */
+export type SdkOperation = WireOperation;
 
 export type SdkOperationName = keyof typeof SDK_OPERATIONS;

@@ -340,8 +340,10 @@ export const SDK_OPERATIONS = {
     'Export experiment eval results',
     {
       200: {
-        description: 'CSV or JSON rows, read as text',
-        content: { 'text/csv': Text, [JSON_TYPE]: Text },
+        // The SDK reads the body as text but first refuses any content type other than JSON,
+        // octet-stream or zip (assertJsonResponse in its client.ts), so CSV cannot be text/csv.
+        description: 'CSV (as application/octet-stream) or JSON rows, read as text',
+        content: { 'application/octet-stream': Text, [JSON_TYPE]: Text },
       },
     },
     {
@@ -357,8 +359,10 @@ export const SDK_OPERATIONS = {
     'Export all experiment eval results',
     {
       200: {
-        description: 'CSV or JSON rows, read as text',
-        content: { 'text/csv': Text, [JSON_TYPE]: Text },
+        // The SDK reads the body as text but first refuses any content type other than JSON,
+        // octet-stream or zip (assertJsonResponse in its client.ts), so CSV cannot be text/csv.
+        description: 'CSV (as application/octet-stream) or JSON rows, read as text',
+        content: { 'application/octet-stream': Text, [JSON_TYPE]: Text },
       },
     },
     { query: Type.Object({ format: ExportFormat }) },

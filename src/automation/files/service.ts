@@ -7,6 +7,7 @@ import { ApiError, invalid, notFound } from '../errors.js';
 import type { Multipart } from '../http/multipart.js';
 import type {
   AbortFileUploadResponse,
+  CreateFileUploadSessionRequest,
   DeleteFileResponse,
   File,
   PresignedFileUploadSession,
@@ -32,14 +33,6 @@ export interface FileServiceOptions {
   signer: UploadSigner;
   /** Epoch milliseconds; a test clock moves sessions past their expiry. */
   now?: () => number;
-}
-
-export interface UploadSessionRequest {
-  filename: string;
-  contentType: string;
-  size: number;
-  purpose?: string | undefined;
-  idempotencyKey?: string | undefined;
 }
 
 export function fileView(f: FileRecord): File {
@@ -145,7 +138,7 @@ export class FileService {
    */
   async createSession(
     tenant: string,
-    req: UploadSessionRequest,
+    req: CreateFileUploadSessionRequest,
     uploadUrl: (uploadId: string, token: string) => string,
   ): Promise<PresignedFileUploadSession> {
     const filename = checkFilename(req.filename);

@@ -12,15 +12,16 @@ import { ArchivePool } from './archives/pool.js';
 import { openAutomationDb, type AutomationDb } from './db.js';
 import { RunPool } from './executor/pool.js';
 import { BlobStore } from './files/blobs.js';
-import { FileStore } from './files/store.js';
+import { LmdbFileStore, type FileStore } from './files/store.js';
 import type { ApiDeps, ApiRoute } from './http/api.js';
-import { automationRoutes } from './http/automations.js';
+import { authRoutes } from './auth/routes.js';
 import { errorBody, toHttpError } from './http/envelope.js';
-import { fileRoutes } from './http/files.js';
+import { fileRoutes } from './files/routes.js';
 import { checkRouteParams, routeParams } from './http/ids.js';
 import { DownloadTokens } from './http/tokens.js';
 import { buildOpenApi } from './openapi/document.js';
 import { RegistryRepository } from './registry/repository.js';
+import { automationRoutes } from './registry/routes.js';
 import { AutomationRegistry } from './registry/service.js';
 import { listRuns } from './runs/list.js';
 import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
@@ -135,7 +136,7 @@ export async function startAutomation(
       secret = randomBytes(32);
       await db.meta.put('download-token-secret', secret);
     }
-    const files = new FileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
+    const files = new LmdbFileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
     const scores = new LmdbScoreStore(db);
     const core: AutomationCore = { settings, db, registry, runs, scores, files, archives, evalPool };
     const closers: (() => Promise<void>)[] = [];
@@ -155,6 +156,7 @@ export async function startAutomation(
     };
 
     const routes: ApiRoute[] = [
+      ...authRoutes(),
       ...automationRoutes(deps),
       ...runRoutes(deps),
       ...artifactRoutes(deps),

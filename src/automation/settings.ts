@@ -2,7 +2,7 @@
 
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
-import type { CoreSettings, EnvReader } from '../core/settings/index.js';
+import { SettingsError, type CoreSettings, type EnvReader } from '../core/settings/index.js';
 import type { ArchiveLimits } from './archives/limits.js';
 
 export interface AutomationSettings {
@@ -20,6 +20,13 @@ export interface AutomationSettings {
   readonly maxUploadBytes: number;
   readonly downloadTokenSecret: string | undefined;
   readonly downloadTokenTtlMs: number;
+  /** How long an upload session (and its PUT URL) stays open. */
+  readonly uploadSessionTtlMs: number;
+  /**
+   * The URL clients reach the service's root at, for the upload URLs it hands out; without it
+   * they are built from the request's Host header over http.
+   */
+  readonly publicUrl: string | undefined;
   readonly listScanLimit: number;
   readonly listDefaultLimit: number;
   readonly listMaxLimit: number;
@@ -50,6 +57,8 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     maxUploadBytes: env.int('AUTOMATION_MAX_UPLOAD_BYTES', 100 * 1024 * 1024, { min: 1024 }),
     downloadTokenSecret: env.optionalString('AUTOMATION_DOWNLOAD_TOKEN_SECRET'),
     downloadTokenTtlMs: env.duration('AUTOMATION_DOWNLOAD_TOKEN_TTL', 60 * 60_000),
+    uploadSessionTtlMs: positiveDuration(env, 'AUTOMATION_UPLOAD_SESSION_TTL', 60 * 60_000),
+    publicUrl: publicUrl(env, 'AUTOMATION_PUBLIC_URL'),
     listScanLimit: env.int('AUTOMATION_LIST_SCAN_LIMIT', 20_000, { min: 100 }),
     listDefaultLimit: env.int('AUTOMATION_LIST_DEFAULT_LIMIT', 50, { min: 1, max: 1000 }),
     listMaxLimit: env.int('AUTOMATION_LIST_MAX_LIMIT', 500, { min: 1, max: 10_000 }),
@@ -66,4 +75,25 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     openaiModel: env.optionalString('AUTOMATION_OPENAI_MODEL'),
     judgeModel: env.optionalString('AUTOMATION_JUDGE_MODEL'),
   });
+}
+
+function positiveDuration(env: EnvReader, name: string, fallbackMs: number): number {
+  const ms = env.duration(name, fallbackMs);
+  if (ms < 1000) throw new SettingsError(name, env.optionalString(name) ?? '', 'a duration of at least 1s');
+  return ms;
+}
+
+/** An http(s) URL without query or fragment; a trailing `/` is dropped. */
+function publicUrl(env: EnvReader, name: string): string | undefined {
+  const text = env.optionalString(name);
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new SettingsError(name, text, 'an http or https URL');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username)
+    throw new SettingsError(name, text, 'an http or https URL without query, fragment or credentials');
+  return url.href.replace(/\/+$/, '');
 }

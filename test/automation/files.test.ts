@@ -1,6 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { Value } from '@sinclair/typebox/value';
+import * as W from '../../src/automation/wire/index.js';
 import type { KeyStore } from '../../src/core/auth/index.js';
 import { startHarness, type Harness } from './harness.js';
 import { release, workflowManifest, gitIn } from './registry-git.js';
@@ -43,15 +46,32 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
 
   it('uploads, reads, and deletes a file; a run keeps its snapshot after the delete', async () => {
     const up = await upload('hello file', 'greeting.txt');
-    assert.equal(up.status, 201);
-    assert.equal(up.body.filename, 'greeting.txt');
-    assert.equal(up.body.size, 10);
-    assert.equal(up.body.sha256, createHash('sha256').update('hello file').digest('hex'));
-    assert.equal(up.body.purpose, 'run-input');
+    assert.equal(up.status, 200);
+    assert.match(up.body.id, /^file_/);
+    assert.deepEqual(
+      { ...up.body, id: 'x', createdAt: 'y' },
+      {
+        id: 'x',
+        filename: 'greeting.txt',
+        contentType: 'text/plain',
+        size: 10,
+        purpose: 'run-input',
+        createdAt: 'y',
+      },
+    );
+    assert.ok(Value.Check(W.File, up.body));
     const meta = await h.api('GET', `/files/${up.body.id}`);
-    assert.equal(meta.body.contentType, 'text/plain');
+    assert.deepEqual(meta.body, up.body);
     const content = await h.api('GET', `/files/${up.body.id}/content`);
     assert.equal(content.body.toString(), 'hello file');
+    // Bytes go as octet-stream (the SDK refuses a JSON or HTML type on a download); the stored
+    // type rides in its own header.
+    assert.equal(content.headers.get('content-type'), 'application/octet-stream');
+    assert.equal(content.headers.get('x-file-content-type'), 'text/plain');
+    assert.equal(content.headers.get('content-disposition'), 'attachment; filename="greeting.txt"');
+    // The blob is content-addressed: the same bytes under another name share it.
+    const blobs = h.service.core.files.blobs;
+    assert.ok(existsSync(blobs.pathOf(createHash('sha256').update('hello file').digest('hex'))));
 
     const run = await h.api('POST', '/runs?wait_for_completion=30', {
       body: { target: 'workflows.file-echo', input: {}, files: { doc: { $fileId: up.body.id } } },
@@ -61,7 +81,7 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
     assert.ok(run.body.files.some((f: any) => f.role === 'input' && f.path === 'input/doc/greeting.txt'));
 
     const del = await h.api('DELETE', `/files/${up.body.id}`);
-    assert.deepEqual(del.body, { id: up.body.id, deleted: true });
+    assert.deepEqual(del.body, { deleted: true });
     assert.equal((await h.api('GET', `/files/${up.body.id}`)).status, 404);
     assert.equal((await h.api('GET', `/files/${up.body.id}/content`)).status, 404);
     assert.equal((await h.api('DELETE', `/files/${up.body.id}`)).status, 404);
@@ -191,13 +211,31 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
     });
     assert.equal(res.status, 413);
     const noFile = new FormData();
-    noFile.append('purpose', 'x');
+    noFile.append('purpose', 'run-input');
     const empty = await fetch(`${h.url}/api/v1/files`, {
       method: 'POST',
       headers: { authorization: `Bearer ${h.token}` },
       body: noFile,
     });
     assert.equal(empty.status, 400);
+  });
+
+  it('refuses an unknown purpose and an unsafe filename, keeping nothing', async () => {
+    const form = new FormData();
+    form.append('purpose', 'forever');
+    form.append('file', new Blob(['kept?']), 'a.txt');
+    const bad = await h.api('POST', '/files', { raw: form });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.issues[0].field, 'purpose');
+    const named = new FormData();
+    named.append('filename', '../up.txt');
+    named.append('file', new Blob(['kept?']), 'a.txt');
+    const unsafe = await h.api('POST', '/files', { raw: named });
+    assert.equal(unsafe.status, 400);
+    assert.equal(unsafe.body.issues[0].code, 'invalid_filename');
+    assert.ok(
+      !existsSync(h.service.core.files.blobs.pathOf(createHash('sha256').update('kept?').digest('hex'))),
+    );
   });
 
   it('checks keys: 401 without or with a bad key, 403 for a read-only key writing, /auth/check', async () => {
@@ -218,7 +256,9 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
     const sync = await h.api('POST', '/automations/workflows.text-report/sync', { token: readToken });
     assert.equal(sync.status, 403);
     const check = await h.api('GET', '/auth/check', { token: readToken });
+    assert.ok(Value.Check(W.AuthCheckResponse, check.body), JSON.stringify(check.body));
     assert.equal(check.body.ok, true);
+    assert.equal(check.body.tenantId, 'default');
     assert.equal(check.body.userId, 'reader');
     assert.deepEqual(check.body.scope, ['automation:read']);
     assert.equal(check.body.wildcardGranted, false);

@@ -36,7 +36,7 @@ describe('automation multipart upload cut off', () => {
     }
     const upload = new FormData();
     upload.append('file', new Blob(['still here']), 'a.txt');
-    assert.equal((await h.api('POST', '/files', { raw: upload })).status, 201);
+    assert.equal((await h.api('POST', '/files', { raw: upload })).status, 200);
   });
 
   it('answers 400 for a complete body whose form ends inside a file part, and keeps serving', async () => {

@@ -2,6 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Value } from '@sinclair/typebox/value';
+import * as W from '../../src/automation/wire/index.js';
 import { startHarness, type Harness } from './harness.js';
 import { release, workflowManifest } from './registry-git.js';
 
@@ -19,7 +21,7 @@ describe('automation registry: sync, versions, rerun', () => {
     assert.equal(first.status, 200);
     assert.equal(first.body.release.version, '1.0.0');
     assert.equal(first.body.release.tag, 'workflows.text-report@1.0.0');
-    assert.equal(first.body.changed, false);
+    assert.ok(Value.Check(W.AutomationsSyncResponse, first.body), JSON.stringify(first.body));
     const again = await h.api('POST', `/automations/${first.body.automation.id}/sync`);
     assert.deepEqual(again.body, first.body);
     const versioned = await h.api('POST', '/automations/workflows.text-report@1.0.0/sync');
@@ -29,6 +31,55 @@ describe('automation registry: sync, versions, rerun', () => {
     assert.equal(unknown.status, 404);
     const unknownId = await h.api('POST', '/automations/aut_nothing/sync');
     assert.equal(unknownId.status, 404);
+  });
+
+  it('answers exactly the public types: list, detail, versions, triggers', async () => {
+    const list = await h.api('GET', '/automations?limit=1&offset=1');
+    assert.ok(Value.Check(W.ListAutomationsResponse, list.body), JSON.stringify(list.body));
+    assert.deepEqual(
+      [list.body.total, list.body.limit, list.body.offset, list.body.data.length],
+      [2, 1, 1, 1],
+    );
+    const all = await h.api('GET', '/automations');
+    const ids = Object.fromEntries(all.body.data.map((a: any) => [a.slug, a.id]));
+    // Workflows get the product's `wf_` prefix, agents `agt_`.
+    assert.match(ids['text-report'], /^wf_[0-9a-f]{20}$/);
+    assert.match(ids['echo-agent'], /^agt_[0-9a-f]{20}$/);
+    const detail = await h.api('GET', `/automations/${ids['echo-agent']}`);
+    assert.ok(Value.Check(W.AutomationDetail, detail.body), JSON.stringify(detail.body));
+    assert.equal(detail.body.version, '1.0.0');
+    assert.deepEqual(detail.body.triggers, { api: true, email: false, manual: true, cron: false });
+    // The SDK turns a `{type, id}` target into `<type>s.<id>`; the wrong type prefix names nothing.
+    const typed = await h.api('GET', `/automations/agents.${ids['echo-agent']}`);
+    assert.equal(typed.body.id, ids['echo-agent']);
+    assert.equal((await h.api('GET', `/automations/workflows.${ids['echo-agent']}`)).status, 404);
+    const versions = await h.api('GET', `/automations/workflows.${ids['text-report']}/versions`);
+    assert.ok(Value.Check(W.ListAutomationVersionsResponse, versions.body), JSON.stringify(versions.body));
+    assert.equal(versions.body.data[0]?.isCurrent, true);
+    const triggers = await h.api('GET', '/automations/workflows.text-report/triggers');
+    assert.ok(Value.Check(W.AutomationTriggersResponse, triggers.body), JSON.stringify(triggers.body));
+    assert.equal(triggers.body.type, 'workflow');
+    const missing = await h.api('GET', '/automations/wf_definitely_does_not_exist_xxx');
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.issues[0].code, 'not_found');
+  });
+
+  it('an automation synced under an earlier id keeps it', async () => {
+    // A registry synced by an older version named automations `aut_<hash>`; runs and datasets
+    // refer to that id, so a sync must not move the automation to a new one.
+    const { db } = h.service.core;
+    const current = (await h.api('GET', '/automations/agents.echo-agent')).body;
+    const record = { ...(db.automations.get(current.id) as object), id: 'aut_legacy0000000000000' };
+    await db.automations.put('aut_legacy0000000000000', record);
+    await db.aliases.put('agents.echo-agent', 'aut_legacy0000000000000');
+    await db.automations.remove(current.id);
+    const sync = await h.api('POST', '/automations/agents.echo-agent/sync');
+    assert.equal(sync.body.automation.id, 'aut_legacy0000000000000');
+    const list = await h.api('GET', '/automations?type=agent');
+    assert.deepEqual(
+      list.body.data.map((a: any) => a.id),
+      ['aut_legacy0000000000000'],
+    );
   });
 
   it('a new release changes versions; rerun pins original or takes latest', async () => {
@@ -57,13 +108,13 @@ describe('automation registry: sync, versions, rerun', () => {
     assert.equal(explicit.body.source.version, '1.1.0');
     assert.equal(explicit.body.output.edition, 'two');
 
+    assert.equal((await h.api('GET', '/automations/workflows.text-report')).body.version, '1.0.0');
     const sync = await h.api('POST', '/automations/workflows.text-report/sync');
-    assert.equal(sync.body.changed, true);
     assert.equal(sync.body.release.version, '1.1.0');
+    assert.equal((await h.api('GET', '/automations/workflows.text-report')).body.version, '1.1.0');
     assert.equal(sync.body.release.commit, commit);
     const syncAgain = await h.api('POST', '/automations/workflows.text-report/sync');
-    assert.equal(syncAgain.body.changed, false);
-    assert.equal(syncAgain.body.automation.updatedAt, sync.body.automation.updatedAt);
+    assert.deepEqual(syncAgain.body, sync.body);
 
     const versions = await h.api('GET', '/automations/workflows.text-report/versions');
     assert.deepEqual(
@@ -140,7 +191,8 @@ describe('automation registry: sync, versions, rerun', () => {
     );
     const sync = await h.api('POST', '/automations/workflows.upper/sync');
     assert.equal(sync.status, 200);
-    assert.equal(sync.body.changed, true);
+    assert.equal(sync.body.release.version, '0.1.0');
+    assert.match(sync.body.automation.id, /^wf_[0-9a-f]{20}$/);
     const run = await h.api('POST', '/runs?wait_for_completion=30', {
       body: { target: 'workflows.upper', input: { s: 'abc' } },
     });

@@ -49,7 +49,11 @@ describe('automation runs (built-ins)', () => {
     );
     const triggers = await h.api('GET', '/automations/agents.echo-agent/triggers');
     assert.equal(triggers.body.triggers.api, true);
-    assert.equal(triggers.body.mutable, false);
+    assert.deepEqual(triggers.body, {
+      automationId: versions.body.data[0].automationId,
+      type: 'agent',
+      triggers: { api: true, email: false, manual: true, cron: false },
+    });
   });
 
   it('runs the workflow synchronously with steps, output file, events, trace and usage', async () => {

@@ -28,6 +28,7 @@ const SECRETS = [
   'a-secret-evaluator',
   'a-secret-review-note',
   'a-secret-corrected-bytes',
+  'a-secret-upload-name',
 ];
 
 /**
@@ -54,6 +55,8 @@ interface Ids {
   automationId: string;
   runId: string;
   fileId: string;
+  /** An upload session of A's whose bytes arrived, not completed. */
+  uploadId: string;
   exampleId: string;
   experimentId: string;
   /** Every run A has (its own, the example's and the experiment's). */
@@ -194,8 +197,13 @@ describe('tenant isolation', () => {
     const aut = `/automations/${automationId}`;
     const file = await ok(
       call(a, 'POST', '/files', { raw: form({ file: ['a.txt', 'a-secret-file-bytes'] }) }),
-      201,
     );
+    const upload = await ok(
+      call(a, 'POST', '/files/uploads', {
+        body: { filename: 'a-secret-upload-name.txt', contentType: 'text/plain', size: 6 },
+      }),
+    );
+    assert.equal((await fetch(upload.url, { method: 'PUT', body: 'a-body' })).status, 200);
     const run = await ok(
       call(a, 'POST', '/runs?wait_for_completion=60', {
         body: { target: AUTOMATION, input: { text: 'a-secret-run-text words' } },
@@ -269,6 +277,7 @@ describe('tenant isolation', () => {
       automationId,
       runId: run.id,
       fileId: file.id,
+      uploadId: upload.uploadId,
       exampleId: example.id,
       experimentId: experiment.id,
       runIds,
@@ -305,6 +314,7 @@ describe('tenant isolation', () => {
         return { value: ids.automationId, owned: false };
       if (name === 'id' && path.startsWith('/api/v1/runs/')) return { value: ids.runId, owned: true };
       if (name === 'id' && path.startsWith('/api/v1/files/')) return { value: ids.fileId, owned: true };
+      if (name === 'uploadId') return { value: ids.uploadId, owned: true };
       if (name === 'exampleId') return { value: ids.exampleId, owned: true };
       if (name === 'experimentId') return { value: ids.experimentId, owned: true };
       if (name === 'filename') return { value: 'fixed.md', owned: true };
@@ -350,6 +360,11 @@ describe('tenant isolation', () => {
         body: { target: AUTOMATION, input: { text: 'b' }, files: { doc: { $fileId: '{fileId}' } } },
       }),
       'POST /api/v1/files': () => ({ raw: form({ file: ['b.txt', 'b bytes'] }) }),
+      'POST /api/v1/files/uploads': () => ({
+        body: { filename: 'b.txt', contentType: 'text/plain', size: 1 },
+      }),
+      // Without the signed token of A's URL (B has only its key): as if the upload did not exist.
+      'PUT /api/v1/files/uploads/{uploadId}/content': () => ({ raw: new TextEncoder().encode('b-body') }),
       'POST /api/v1/automations/{id}/examples': () => ({ body: { name: 'b example', input: { text: 'b' } } }),
       'PATCH /api/v1/automations/{id}/examples/{exampleId}': () => ({ body: { name: 'renamed by b' } }),
       'POST /api/v1/automations/{id}/examples/{exampleId}/input': () => ({
@@ -445,6 +460,12 @@ describe('tenant isolation', () => {
       }
     }
     assert.deepEqual(failures, [], `tenant B reached tenant A's data:\n${failures.join('\n')}`);
+  });
+
+  it("A's upload session is untouched by B's calls and still completes", async () => {
+    const done = await ok(call(a, 'POST', `/files/uploads/${ids.uploadId}/complete`));
+    assert.equal(done.filename, 'a-secret-upload-name.txt');
+    assert.equal((await ok(call(a, 'GET', `/files/${done.id}/content`))).toString(), 'a-body');
   });
 
   it("B's own resources may reuse A's identifiers without learning that they exist", async () => {

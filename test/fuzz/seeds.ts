@@ -150,7 +150,11 @@ export async function automationSeeds(seeds: Seeds, target: SeedTarget): Promise
   const api = (method: string, path: string, body?: unknown) => call(target, method, `/api/v1${path}`, body);
   const list = await api('GET', '/automations?limit=50');
   if (list.status !== 200) throw new Error(`automation seed: listing automations answered ${list.status}`);
-  const automations = (list.json?.data ?? []) as { id: string; alias: string; type: string }[];
+  // The typed alias (`workflows.<slug>`) is built here: the list answers the SDK's summary shape.
+  const automations = ((list.json?.data ?? []) as { id: string; slug: string; type: string }[]).map((a) => ({
+    ...a,
+    alias: `${a.type}s.${a.slug}`,
+  }));
   for (const a of automations) add(seeds.params, 'automations/id', a.id, a.alias);
   add(seeds.strings, 'target', ...automations.map((a) => a.alias));
   const workflow = automations.find((a) => a.alias === 'workflows.text-report') ?? automations[0];

@@ -1,7 +1,10 @@
-// Reusable uploaded files: metadata in LMDB, content in the blob store. Deleting a file drops
-// its metadata and, when no other file shares the content, the blob; runs that referenced it
-// hold their own snapshot (runs/<id>/input/…), so they are unaffected.
+// Reusable uploaded files and the upload sessions that lead to them: metadata in LMDB, content
+// in the blob store. Deleting a file drops its metadata and, when nothing else references the
+// content, the blob; runs that referenced it hold their own snapshot (runs/<id>/input/…), so they
+// are unaffected. An upload session that received its bytes holds one blob reference until it
+// completes (the reference becomes the file's) or is aborted or expires (the reference is let go).
 
+import type { Database } from 'lmdb';
 import type { AutomationDb } from '../db.js';
 import { randomId } from '../../core/ids.js';
 import type { BlobStore, StoredBlob } from './blobs.js';
@@ -17,19 +20,106 @@ export interface FileRecord {
   createdAt: string;
 }
 
-export class FileStore {
+export interface FileMeta {
+  filename: string;
+  contentType: string;
+  purpose: string | null;
+}
+
+/**
+ * `pending`: waiting for its bytes; `uploaded`: bytes received (may be replaced by another PUT);
+ * `completed`: the file exists; `aborted`: given up. The last two stay until the session expires,
+ * so a repeated complete or abort answers as the first did.
+ */
+export type UploadState = 'pending' | 'uploaded' | 'completed' | 'aborted';
+
+export interface UploadRecord extends FileMeta {
+  id: string;
+  tenant: string;
+  /** The id the file gets on completion (announced when the session is created). */
+  fileId: string;
+  /** Declared size in bytes: the upload must be exactly this long. */
+  size: number;
+  idempotencyKey: string | null;
+  createdAt: string;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+  state: UploadState;
+  /** The received content (one blob reference held for it) once the bytes arrived. */
+  blob: { sha256: string; size: number } | null;
+}
+
+export interface FileStore {
+  readonly blobs: BlobStore;
+  /** A file for content already in the blob store (takes one reference to it). */
+  create(tenant: string, blob: StoredBlob, meta: FileMeta): Promise<FileRecord>;
+  /** The tenant's file, or undefined (another tenant's file is not found either). */
+  get(tenant: string, id: string): FileRecord | undefined;
+  delete(tenant: string, id: string): Promise<FileRecord | undefined>;
+  /** Drops a blob written for an upload that never became a file (run inputs keep their snapshot). */
+  discardIfUnreferenced(sha256: string): Promise<void>;
+
+  /**
+   * Stores a new session, unless the tenant already has an unexpired one under the same
+   * idempotency key: then that one is answered (`created: false`) and nothing is stored.
+   */
+  createUpload(record: UploadRecord, now: number): Promise<{ record: UploadRecord; created: boolean }>;
+  /** A session by id, whatever its tenant or expiry (callers check both). */
+  upload(id: string): UploadRecord | undefined;
+  /**
+   * Records the received bytes of a pending or uploaded session (replacing earlier ones) and
+   * takes a reference to the blob. False when the session is gone, expired, completed or
+   * aborted: the caller then discards the blob.
+   */
+  attachUpload(id: string, blob: StoredBlob, now: number): Promise<boolean>;
+  /** Turns an uploaded session into its file; the session's blob reference becomes the file's. */
+  completeUpload(id: string, now: number): Promise<FileRecord | undefined>;
+  /** Marks the session aborted and lets go of its blob. */
+  abortUpload(id: string): Promise<void>;
+  /** Removes sessions that expired at `now` or before, letting go of their blobs; their count. */
+  removeExpiredUploads(now: number): Promise<number>;
+}
+
+type Blobs = { refs: Database<number, string>; drop: string[] };
+
+/** One more reference to a blob, inside a transaction. */
+function hold(b: Blobs, sha256: string): void {
+  b.refs.putSync(sha256, (b.refs.get(sha256) ?? 0) + 1);
+}
+
+/** One reference less, inside a transaction; a blob left without any is removed after it. */
+function release(b: Blobs, sha256: string): void {
+  const refs = (b.refs.get(sha256) ?? 1) - 1;
+  if (refs <= 0) {
+    b.refs.removeSync(sha256);
+    b.drop.push(sha256);
+  } else b.refs.putSync(sha256, refs);
+}
+
+export class LmdbFileStore implements FileStore {
+  private readonly uploads: Database<UploadRecord, string>;
+  /** (tenant, idempotency key) → upload id. */
+  private readonly uploadKeys: Database<string, [string, string]>;
+
   constructor(
     private readonly db: AutomationDb,
     readonly blobs: BlobStore,
-  ) {}
+  ) {
+    this.uploads = db.root.openDB<UploadRecord, string>({ name: 'file-uploads' });
+    this.uploadKeys = db.root.openDB<string, [string, string]>({ name: 'file-upload-keys' });
+  }
 
-  async create(
-    tenant: string,
-    blob: StoredBlob,
-    meta: { filename: string; contentType: string; purpose: string | null },
-  ): Promise<FileRecord> {
+  /** Runs `work` in one write transaction, then removes the blobs it left unreferenced. */
+  private async write<T>(work: (b: Blobs) => T): Promise<T> {
+    const b: Blobs = { refs: this.db.blobRefs, drop: [] };
+    const result = await this.db.root.transaction(() => work(b));
+    for (const sha256 of b.drop) await this.blobs.remove(sha256);
+    return result;
+  }
+
+  private newFile(tenant: string, id: string, blob: { sha256: string; size: number }, meta: FileMeta) {
     const record: FileRecord = {
-      id: randomId(12, 'file_'),
+      id,
       tenant,
       filename: meta.filename,
       contentType: meta.contentType,
@@ -38,11 +128,15 @@ export class FileStore {
       purpose: meta.purpose,
       createdAt: new Date().toISOString(),
     };
-    await this.db.root.transaction(() => {
-      this.db.files.putSync(record.id, record);
-      this.db.blobRefs.putSync(blob.sha256, (this.db.blobRefs.get(blob.sha256) ?? 0) + 1);
-    });
+    this.db.files.putSync(record.id, record);
     return record;
+  }
+
+  async create(tenant: string, blob: StoredBlob, meta: FileMeta): Promise<FileRecord> {
+    return this.write((b) => {
+      hold(b, blob.sha256);
+      return this.newFile(tenant, randomId(12, 'file_'), blob, meta);
+    });
   }
 
   get(tenant: string, id: string): FileRecord | undefined {
@@ -51,23 +145,92 @@ export class FileStore {
   }
 
   async delete(tenant: string, id: string): Promise<FileRecord | undefined> {
-    const record = this.get(tenant, id);
-    if (!record) return undefined;
-    let lastRef = false;
-    await this.db.root.transaction(() => {
+    return this.write((b) => {
+      const record = this.get(tenant, id);
+      if (!record) return undefined;
       this.db.files.removeSync(id);
-      const refs = (this.db.blobRefs.get(record.sha256) ?? 1) - 1;
-      if (refs <= 0) {
-        this.db.blobRefs.removeSync(record.sha256);
-        lastRef = true;
-      } else this.db.blobRefs.putSync(record.sha256, refs);
+      release(b, record.sha256);
+      return record;
     });
-    if (lastRef) await this.blobs.remove(record.sha256);
-    return record;
   }
 
-  /** Drops a blob written for an upload that never became a file (run inputs keep their snapshot). */
   async discardIfUnreferenced(sha256: string): Promise<void> {
     if (this.db.blobRefs.get(sha256) === undefined) await this.blobs.remove(sha256);
+  }
+
+  async createUpload(record: UploadRecord, now: number): Promise<{ record: UploadRecord; created: boolean }> {
+    return this.write(() => {
+      const key = record.idempotencyKey;
+      if (key !== null) {
+        const known = this.uploadKeys.get([record.tenant, key]);
+        const existing = known === undefined ? undefined : this.uploads.get(known);
+        if (existing && existing.expiresAt > now) return { record: existing, created: false };
+        this.uploadKeys.putSync([record.tenant, key], record.id);
+      }
+      this.uploads.putSync(record.id, record);
+      return { record, created: true };
+    });
+  }
+
+  upload(id: string): UploadRecord | undefined {
+    return this.uploads.get(id);
+  }
+
+  async attachUpload(id: string, blob: StoredBlob, now: number): Promise<boolean> {
+    return this.write((b) => {
+      const record = this.uploads.get(id);
+      if (!record || record.expiresAt <= now) return false;
+      if (record.state !== 'pending' && record.state !== 'uploaded') return false;
+      hold(b, blob.sha256);
+      if (record.blob) release(b, record.blob.sha256);
+      this.uploads.putSync(id, {
+        ...record,
+        state: 'uploaded',
+        blob: { sha256: blob.sha256, size: blob.size },
+      });
+      return true;
+    });
+  }
+
+  async completeUpload(id: string, now: number): Promise<FileRecord | undefined> {
+    return this.write(() => {
+      const record = this.uploads.get(id);
+      if (!record || record.expiresAt <= now || record.state !== 'uploaded' || !record.blob) return undefined;
+      const file = this.newFile(record.tenant, record.fileId, record.blob, record);
+      this.uploads.putSync(id, { ...record, state: 'completed', blob: null });
+      return file;
+    });
+  }
+
+  async abortUpload(id: string): Promise<void> {
+    await this.write((b) => {
+      const record = this.uploads.get(id);
+      if (!record || record.state === 'completed' || record.state === 'aborted') return;
+      if (record.blob) release(b, record.blob.sha256);
+      this.uploads.putSync(id, { ...record, state: 'aborted', blob: null });
+    });
+  }
+
+  async removeExpiredUploads(now: number): Promise<number> {
+    const expired: string[] = [];
+    for (const { key, value } of this.uploads.getRange()) if (value.expiresAt <= now) expired.push(key);
+    if (expired.length === 0) return 0;
+    return this.write((b) => {
+      let removed = 0;
+      for (const id of expired) {
+        // Read again inside the transaction: a session may have changed since the scan.
+        const record = this.uploads.get(id);
+        if (!record || record.expiresAt > now) continue;
+        if (record.blob) release(b, record.blob.sha256);
+        if (
+          record.idempotencyKey !== null &&
+          this.uploadKeys.get([record.tenant, record.idempotencyKey]) === id
+        )
+          this.uploadKeys.removeSync([record.tenant, record.idempotencyKey]);
+        this.uploads.removeSync(id);
+        removed++;
+      }
+      return removed;
+    });
   }
 }

@@ -71,9 +71,17 @@ export interface Target {
 const hashId = (prefix: string, text: string) =>
   prefix + createHash('sha256').update(text).digest('hex').slice(0, 20);
 
+/**
+ * The id a newly synced automation gets: `wf_` for workflows (the product SDK's examples show
+ * workflow ids such as `wf_1`), `agt_` for agents. An automation synced before keeps the id it
+ * has (see sync), so runs, datasets and experiments that name it stay valid.
+ */
 export function automationIdFor(type: AutomationType, slug: string): string {
-  return hashId('aut_', `${type}:${slug}`);
+  return hashId(type === 'workflow' ? 'wf_' : 'agt_', `${type}:${slug}`);
 }
+
+/** `workflows.<id>` / `agents.<id>`: an automation id under its type's alias prefix. */
+const TYPED_ID = /^(workflows|agents)\.([A-Za-z0-9_][A-Za-z0-9_-]*)$/;
 
 /** `workflows.<slug>` / `agents.<slug>`, with an optional `@<version>`; null when not alias-shaped. */
 export function parseAlias(text: string): Target | null {
@@ -134,13 +142,28 @@ export class AutomationRegistry {
     return this.db.automations.get(id) as AutomationRecord | undefined;
   }
 
-  /** By id or typed alias (no version); throws 404. */
+  /**
+   * By id, typed alias `workflows.<slug>`, or an id under its type's prefix `workflows.<id>` (the
+   * product SDK builds that form from `{type, id}` targets); no version. Throws 404.
+   */
   find(idOrAlias: string): AutomationRecord {
-    const alias = parseAlias(idOrAlias);
-    const id = alias ? this.db.aliases.get(packageName(alias.type, alias.slug)) : idOrAlias;
-    const record = id ? this.get(id) : undefined;
+    const record = this.lookup(idOrAlias);
     if (!record) throw notFound(`automation ${JSON.stringify(idOrAlias)}`, 'id');
     return record;
+  }
+
+  private lookup(text: string): AutomationRecord | undefined {
+    const alias = parseAlias(text);
+    if (alias) {
+      const id = this.db.aliases.get(packageName(alias.type, alias.slug));
+      if (id) return this.get(id);
+    }
+    const typed = TYPED_ID.exec(text);
+    if (typed) {
+      const record = this.get(typed[2]!);
+      return record && `${record.type}s` === typed[1] ? record : undefined;
+    }
+    return alias ? undefined : this.get(text);
   }
 
   list(q: { search?: string; type?: AutomationType; limit: number; offset: number }): {
@@ -193,7 +216,7 @@ export class AutomationRegistry {
     let target: { type: AutomationType; slug: string };
     if (alias) target = alias;
     else {
-      const existing = this.get(idOrAlias);
+      const existing = this.lookup(idOrAlias);
       if (!existing) throw notFound(`automation ${JSON.stringify(idOrAlias)}`, 'id');
       target = existing;
     }
@@ -221,7 +244,7 @@ export class AutomationRegistry {
     if (!latest) throw notFound(`release of ${pkg} (tag ${pkg}@X.Y.Z)`, 'id');
     const manifest = await this.manifestAt(latest.commit, target.type, target.slug);
     const warnings: string[] = [];
-    const id = automationIdFor(target.type, target.slug);
+    const id = this.db.aliases.get(pkg) ?? automationIdFor(target.type, target.slug);
     const previous = this.get(id);
     const now = new Date().toISOString();
     const record: AutomationRecord = {

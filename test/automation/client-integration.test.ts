@@ -73,7 +73,7 @@ describe('client against the automation service', () => {
     assert.ok(Array.isArray(steps['steps']));
     await client.runs.trace(run.id);
     const usage = await client.runs.usage(run.id);
-    assert.equal(typeof usage.durationMs, 'number');
+    assert.equal(typeof usage.usage?.durationMs, 'number');
     const scores = await client.runs.scores(run.id);
     assert.deepEqual(scores.scores, []);
 

@@ -73,19 +73,29 @@ describe('client against the automation service', () => {
     assert.ok(Array.isArray(steps['steps']));
     await client.runs.trace(run.id);
     const usage = await client.runs.usage(run.id);
-    assert.equal(typeof usage.durationMs, 'number');
+    assert.equal(typeof usage.usage?.durationMs, 'number');
     const scores = await client.runs.scores(run.id);
     assert.deepEqual(scores.scores, []);
 
     const listing = await client.runs.artifacts.list(run.id);
-    assert.deepEqual(listing['artifacts'], ['output/report.md']);
+    assert.deepEqual(
+      listing.artifacts.map((a) => [a.path, a.role]),
+      [['output/report.md', 'output']],
+    );
     const zip = unzipSync(await client.runs.artifacts.zip(run.id));
     assert.deepEqual(Object.keys(zip), ['report.md']);
     const report = Buffer.from(await client.runs.artifacts.download(run.id, 'output/report.md')).toString();
     assert.match(report, /words: 5/);
 
-    // The signed token opens the ZIP for a client that holds no key at all.
-    const token = (listing['download'] as { token: string }).token;
+    // The signed token (handed out in the list's x-download-url header, since the SDK's
+    // RunArtifactsResponse has no field for it) opens the ZIP for a client that holds no key.
+    const listed = await fetch(`${service.url}/api/v1/runs/${run.id}/artifacts`, {
+      headers: { authorization: `Bearer ${test.token}` },
+    });
+    await listed.body?.cancel();
+    const token =
+      new URL(listed.headers.get('x-download-url') ?? '', service.url).searchParams.get('token') ?? '';
+    assert.ok(token.length > 0);
     const keyless = new ServiceClient({ base_url: service.url, env: {} });
     const viaToken = unzipSync(await keyless.runs.artifacts.zip(run.id, { token }));
     assert.ok('report.md' in viaToken);

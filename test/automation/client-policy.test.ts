@@ -3,7 +3,14 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { extractFiles, guessContentType, isFileValue, toBlob } from '../../src/automation/client/files.js';
-import { buildQuery, segment, slashPath, snakeCase } from '../../src/automation/client/query.js';
+import {
+  buildQuery,
+  camelCase,
+  segment,
+  slashPath,
+  snakeCase,
+  wireName,
+} from '../../src/automation/client/query.js';
 import {
   networkErrorCode,
   parseRetryAfter,
@@ -82,10 +89,15 @@ describe('retry policy', () => {
 });
 
 describe('query and path encoding', () => {
-  it('snake_cases names and serialises lists, dates and booleans', () => {
+  it('sends the SDK spelling of names and serialises lists, dates and booleans', () => {
     assert.equal(snakeCase('batchId'), 'batch_id');
-    assert.equal(snakeCase('reviewCreatedAfter'), 'review_created_after');
-    assert.equal(snakeCase('sample_rate'), 'sample_rate');
+    assert.equal(camelCase('review_created_after'), 'reviewCreatedAfter');
+    assert.equal(camelCase('sampleRate'), 'sampleRate');
+    assert.equal(wireName('batch_id'), 'batchId');
+    assert.equal(wireName('exampleIds'), 'exampleIds');
+    // The one name the SDK itself sends in snake_case.
+    assert.equal(wireName('waitForCompletion'), 'wait_for_completion');
+    assert.equal(wireName('wait_for_completion'), 'wait_for_completion');
     assert.equal(
       buildQuery({
         status: ['a', 'b'],
@@ -95,7 +107,7 @@ describe('query and path encoding', () => {
         nothing: null,
         empty: [],
       }),
-      '?status=a%2Cb&has_review=true&created_after=1970-01-01T00%3A00%3A00.000Z',
+      '?status=a%2Cb&hasReview=true&createdAfter=1970-01-01T00%3A00%3A00.000Z',
     );
     assert.equal(buildQuery({}), '');
     assert.equal(buildQuery(undefined), '');

@@ -23,11 +23,24 @@ export interface FileReference {
   $file: string;
 }
 
+/** The JSON that replaces a file uploaded first (files.upload): the stored file's id. */
+export interface FileIdReference {
+  $fileId: string;
+}
+
 export interface FilePart {
   /** Multipart field name. */
   field: string;
   blob: Blob;
   filename: string;
+  /** The reference object standing in the JSON; pointTo() rewrites it in place. */
+  ref: Record<string, string>;
+}
+
+/** Makes a part's reference name an uploaded file (`{ "$fileId": id }`) instead of the part. */
+export function pointTo(part: FilePart, fileId: string): void {
+  delete part.ref['$file'];
+  part.ref['$fileId'] = fileId;
 }
 
 const DEFAULT_TYPE = 'application/octet-stream';
@@ -155,8 +168,8 @@ export function extractFiles(input: unknown): ExtractedFiles {
     if (isFileValue(value)) {
       const field = `files.${path.join('.')}`;
       const { blob, filename } = toBlob(value, path[path.length - 1] ?? 'file');
-      parts.push({ field, blob, filename });
-      const ref: FileReference = { $file: field };
+      const ref: Record<string, string> = { $file: field };
+      parts.push({ field, blob, filename, ref });
       return ref;
     }
     if (Array.isArray(value) || isPlainObject(value)) {

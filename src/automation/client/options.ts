@@ -22,6 +22,14 @@ export interface ServiceClientOptions {
   /** Ceiling of one backoff wait, including a server's Retry-After; default 30. */
   retry_max_seconds?: number;
   retryMaxSeconds?: number;
+  /**
+   * Largest multipart run start, in bytes; run files that would push the body past it are
+   * uploaded first (files.upload) and referenced as `{ "$fileId": ... }`. `null` keeps every file
+   * in the multipart body. Default from `SERVICE_MULTIPART_MAX_BYTES` (`none` means null), else
+   * 4.5 MiB, as the product SDK.
+   */
+  multipart_max_bytes?: number | null;
+  multipartMaxBytes?: number | null;
   /** Headers added to every request. */
   headers?: Record<string, string>;
   /** Environment to read defaults from; default `process.env`. */
@@ -36,12 +44,16 @@ export interface ResolvedClientOptions {
   maxRetries: number;
   retryBaseMs: number;
   retryMaxMs: number;
+  /** null: no limit, every run file rides in the multipart body. */
+  multipartMaxBytes: number | null;
   headers: Record<string, string>;
 }
 
 export const DEFAULT_BASE_URL = 'http://localhost:8083';
 export const DEFAULT_TIMEOUT_SECONDS = 60.0;
 export const DEFAULT_MAX_RETRIES = 2;
+/** The product SDK's default: a common serverless request-body ceiling. */
+export const DEFAULT_MULTIPART_MAX_BYTES = Math.floor(4.5 * 1024 * 1024);
 
 function pick<T>(a: T | undefined, b: T | undefined): T | undefined {
   return a !== undefined ? a : b;
@@ -60,6 +72,31 @@ function seconds(name: string, value: number | undefined, def: number, allowZero
     );
   }
   return value;
+}
+
+function multipartLimit(
+  value: number | null | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): number | null {
+  if (value === null) return null;
+  if (value !== undefined) {
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new ClientError(
+        `multipart_max_bytes must be a non-negative integer or null, got ${String(value)}`,
+        'configuration_error',
+      );
+    return value;
+  }
+  const raw = nonEmpty(env['SERVICE_MULTIPART_MAX_BYTES'])?.toLowerCase();
+  if (raw === undefined) return DEFAULT_MULTIPART_MAX_BYTES;
+  if (raw === 'none' || raw === 'null' || raw === 'unlimited') return null;
+  const parsed = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(parsed))
+    throw new ClientError(
+      `SERVICE_MULTIPART_MAX_BYTES must be a non-negative integer or none, got ${JSON.stringify(raw)}`,
+      'configuration_error',
+    );
+  return parsed;
 }
 
 /** Accepts a server root, or a URL that already ends in `/api/v1`. */
@@ -120,6 +157,10 @@ export function resolveClientOptions(options: ServiceClientOptions = {}): Resolv
     maxRetries: retries,
     retryBaseMs: base * 1000,
     retryMaxMs: max * 1000,
+    multipartMaxBytes: multipartLimit(
+      options.multipart_max_bytes !== undefined ? options.multipart_max_bytes : options.multipartMaxBytes,
+      env,
+    ),
     headers: { ...(options.headers ?? {}) },
   };
 }

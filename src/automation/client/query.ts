@@ -1,5 +1,6 @@
 // Query strings: callers may name parameters in camelCase or snake_case; the wire form is the
-// spec's snake_case (the server accepts both, the spec documents snake_case).
+// product SDK's: camelCase (`batchId`, `exampleIds`, `rollingWindow`), except the few names the
+// SDK itself sends in snake_case (`wait_for_completion`).
 import { ClientError } from './errors.js';
 
 export type QueryValue = string | number | boolean | Date | readonly (string | number)[] | null | undefined;
@@ -8,6 +9,20 @@ export type QueryInput = Readonly<Record<string, QueryValue>>;
 /** `batchId` → `batch_id`; names already in snake_case are unchanged. */
 export function snakeCase(name: string): string {
   return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+}
+
+/** `batch_id` → `batchId`; names already in camelCase are unchanged. */
+export function camelCase(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+// Query names the SDK sends in snake_case (the run start and rerun hold).
+const SNAKE_ON_THE_WIRE = new Set(['wait_for_completion']);
+
+/** The spelling the SDK puts on the wire for a query name given in either case. */
+export function wireName(name: string): string {
+  const snake = snakeCase(name);
+  return SNAKE_ON_THE_WIRE.has(snake) ? snake : camelCase(name);
 }
 
 function encodeValue(value: Exclude<QueryValue, null | undefined>): string {
@@ -25,7 +40,7 @@ export function buildQuery(query: QueryInput | undefined): string {
     const encoded = encodeValue(value);
     // An empty list means "no filter", not "match the empty string".
     if (Array.isArray(value) && value.length === 0) continue;
-    params.set(snakeCase(key), encoded);
+    params.set(wireName(key), encoded);
   }
   const text = params.toString();
   return text.length > 0 ? `?${text}` : '';

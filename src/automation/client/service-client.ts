@@ -1,4 +1,5 @@
-// The client object: options resolved once, one transport, and the groups of the spec.
+// The client object: options resolved once, one transport, and the groups of the product SDK's
+// surface (docs/client.md lists them).
 import { AuthGroup } from './groups/auth.js';
 import { AutomationsGroup } from './groups/automations.js';
 import { ExperimentsGroup } from './groups/experiments.js';
@@ -34,11 +35,11 @@ export class ServiceClient {
     const resolved = resolveClientOptions(options);
     const transport = new Transport(resolved);
     this.apiRoot = resolved.apiRoot;
-    this.starter = new RunStarter(transport);
+    this.files = new FilesGroup(transport);
+    this.starter = new RunStarter(transport, this.files);
     this.experiments = new ExperimentsGroup(transport);
     this.automations = new AutomationsGroup(transport, this.experiments);
     this.runs = new RunsGroup(transport);
-    this.files = new FilesGroup(transport);
     this.auth = new AuthGroup(transport);
   }
 

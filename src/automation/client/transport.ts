@@ -26,9 +26,19 @@ export interface RequestSpec {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path under `/api/v1`, starting with `/`, already encoded. */
   path: string;
+  /**
+   * An absolute URL that replaces apiRoot + path (an upload URL handed out by the server).
+   * `path` then only names the request in error messages.
+   */
+  absoluteUrl?: string;
+  /** A raw body (bytes sent as is, e.g. a storage PUT); its content type goes in `contentType`. */
+  raw?: Blob | undefined;
+  contentType?: string;
   query?: QueryInput | undefined;
   json?: unknown;
   form?: FormData | undefined;
+  /** Headers the operation itself needs (a storage PUT's signed headers). */
+  headers?: Readonly<Record<string, string>> | undefined;
   /** False for requests authorised another way (the signed artifact ZIP token). */
   auth?: boolean;
   accept?: string;
@@ -111,6 +121,10 @@ export class Transport {
     if (spec.auth !== false && this.options.apiKey !== undefined)
       headers.set('authorization', `Bearer ${this.options.apiKey}`);
     if (spec.json !== undefined) headers.set('content-type', 'application/json');
+    if (spec.contentType !== undefined) headers.set('content-type', spec.contentType);
+    // fetch computes Content-Length itself and refuses a caller's.
+    for (const [k, v] of Object.entries(spec.headers ?? {}))
+      if (k.toLowerCase() !== 'content-length') headers.set(k, v);
     if (spec.call?.idempotencyKey !== undefined) headers.set('idempotency-key', spec.call.idempotencyKey);
     for (const [k, v] of Object.entries(spec.call?.headers ?? {})) headers.set(k, v);
     return headers;
@@ -139,9 +153,9 @@ export class Transport {
     keepAlive = false,
   ): Promise<T> {
     const timeoutMs = this.timeoutMs(spec);
-    const url = this.url(spec.path, spec.query);
+    const url = spec.absoluteUrl ?? this.url(spec.path, spec.query);
     const headers = this.headers(spec);
-    const body = spec.form ?? (spec.json !== undefined ? JSON.stringify(spec.json) : undefined);
+    const body = spec.form ?? spec.raw ?? (spec.json !== undefined ? JSON.stringify(spec.json) : undefined);
     const retryCtx = {
       method: spec.method,
       markedIdempotent: spec.idempotent === true || spec.call?.idempotencyKey !== undefined,
@@ -242,6 +256,13 @@ export class Transport {
           },
         );
       }
+    });
+  }
+
+  /** An answer whose body is not read (204, storage PUTs). */
+  async empty(spec: RequestSpec): Promise<void> {
+    await this.exchange(spec, async (response) => {
+      await response.body?.cancel();
     });
   }
 

@@ -5,12 +5,15 @@ import type { QueryValue } from '../query.js';
 import { segment } from '../query.js';
 import type { CallOptions, Transport } from '../transport.js';
 import type {
-  AutomationSummary,
+  AutomationDetail,
+  AutomationTriggersResponse,
   AutomationType,
-  AutomationVersion,
-  JsonObject,
-  OffsetPage,
-  SyncResponse,
+  AutomationsSyncResponse,
+  DatasetImportResponse,
+  EvaluatorConfigResponse,
+  ListAutomationVersionsResponse,
+  ListAutomationsResponse,
+  RunReviewHealthResponse,
 } from '../types.js';
 import { ExamplesGroup } from './examples.js';
 import { ExperimentsGroup } from './experiments.js';
@@ -23,24 +26,27 @@ export interface AutomationListQuery {
   offset?: number;
 }
 
-/** Query of GET /automations/{id}/reviews/health; camelCase names are accepted as well. */
+/**
+ * Query of GET /automations/{id}/reviews/health, named as the product SDK names it; snake_case
+ * spellings are accepted as well and sent in the SDK's camelCase.
+ */
 export interface ReviewHealthQuery {
   type?: string | readonly string[];
   status?: string | readonly string[];
   trigger?: string | readonly string[];
-  triggered_by?: string | readonly string[];
-  source_ref?: string;
-  batch_id?: string;
-  example_id?: string;
-  example_id_contains?: string;
+  triggeredBy?: string | readonly string[];
+  sourceRef?: string;
+  batchId?: string;
+  exampleId?: string;
+  exampleIdContains?: string;
   from?: string | Date;
   to?: string | Date;
-  completed_after?: string | Date;
-  completed_before?: string | Date;
-  experiments?: boolean;
+  completedAfter?: string | Date;
+  completedBefore?: string | Date;
+  experiments?: boolean | string;
   bucket?: 'day' | 'week' | 'month';
-  rolling_window?: number;
-  min_rolling_reviews?: number;
+  rollingWindow?: number;
+  minRollingReviews?: number;
   [name: string]: QueryValue;
 }
 
@@ -60,21 +66,21 @@ export class DatasetGroup {
     return this.transport.bytes({
       method: 'GET',
       path: automationPath(automationId, '/dataset/export'),
-      query: { example_ids: options.exampleIds },
+      query: { exampleIds: options.exampleIds },
       call,
     });
   }
 
   /**
-   * POST /automations/{id}/dataset/import: the ZIP goes as multipart part `file`; `mode` is sent
-   * in the query (as the spec lists it) and as a form field (as the product's client does).
+   * POST /automations/{id}/dataset/import: the ZIP goes as multipart part `file` and `mode` as a
+   * form field (AutomationDatasetImportMultipartRequest), as the product SDK sends them.
    */
   async import(
     automationId: string,
     archive: FileValue,
     options: { mode?: 'append' | 'replace' } = {},
     call?: CallOptions,
-  ): Promise<JsonObject> {
+  ): Promise<DatasetImportResponse> {
     const mode = options.mode ?? 'append';
     const form = new FormData();
     const { blob, filename } = toBlob(archive, 'dataset.zip');
@@ -87,7 +93,6 @@ export class DatasetGroup {
     return this.transport.json({
       method: 'POST',
       path: automationPath(automationId, '/dataset/import'),
-      query: { mode },
       form,
       call,
     });
@@ -98,16 +103,16 @@ export class EvaluatorsGroup {
   constructor(private readonly transport: Transport) {}
 
   /** GET /automations/{id}/evaluators. */
-  async get(automationId: string, call?: CallOptions): Promise<JsonObject> {
+  async get(automationId: string, call?: CallOptions): Promise<EvaluatorConfigResponse> {
     return this.transport.json({ method: 'GET', path: automationPath(automationId, '/evaluators'), call });
   }
 
   /** PUT /automations/{id}/evaluators with `{ yaml }`; a 400 lists the YAML's problems. */
-  async put(
+  async update(
     automationId: string,
-    config: string | { yaml: string; [key: string]: unknown },
+    config: string | { yaml: string },
     call?: CallOptions,
-  ): Promise<JsonObject> {
+  ): Promise<EvaluatorConfigResponse> {
     const json = typeof config === 'string' ? { yaml: config } : config;
     return this.transport.json({
       method: 'PUT',
@@ -116,13 +121,26 @@ export class EvaluatorsGroup {
       call,
     });
   }
+
+  /** Alias of {@link EvaluatorsGroup.update}. */
+  async put(
+    automationId: string,
+    config: string | { yaml: string },
+    call?: CallOptions,
+  ): Promise<EvaluatorConfigResponse> {
+    return this.update(automationId, config, call);
+  }
 }
 
 export class AutomationReviews {
   constructor(private readonly transport: Transport) {}
 
   /** GET /automations/{id}/reviews/health: coverage and correctness of human reviews. */
-  async health(automationId: string, query: ReviewHealthQuery = {}, call?: CallOptions): Promise<JsonObject> {
+  async health(
+    automationId: string,
+    query: ReviewHealthQuery = {},
+    call?: CallOptions,
+  ): Promise<RunReviewHealthResponse> {
     return this.transport.json({
       method: 'GET',
       path: automationPath(automationId, '/reviews/health'),
@@ -152,27 +170,27 @@ export class AutomationsGroup {
   }
 
   /** GET /automations (offset paging). */
-  async list(query: AutomationListQuery = {}, call?: CallOptions): Promise<OffsetPage<AutomationSummary>> {
+  async list(query: AutomationListQuery = {}, call?: CallOptions): Promise<ListAutomationsResponse> {
     return this.transport.json({ method: 'GET', path: '/automations', query: { ...query }, call });
   }
 
   /** GET /automations/{id}; `id` may be an id or `workflows.<slug>` / `agents.<slug>`. */
-  async get(id: string, call?: CallOptions): Promise<AutomationSummary> {
+  async get(id: string, call?: CallOptions): Promise<AutomationDetail> {
     return this.transport.json({ method: 'GET', path: automationPath(id), call });
   }
 
   /** POST /automations/{id}/sync: reconcile with the latest release (idempotent). */
-  async sync(id: string, call?: CallOptions): Promise<SyncResponse> {
+  async sync(id: string, call?: CallOptions): Promise<AutomationsSyncResponse> {
     return this.transport.json({ method: 'POST', path: automationPath(id, '/sync'), idempotent: true, call });
   }
 
   /** GET /automations/{id}/versions. */
-  async versions(id: string, call?: CallOptions): Promise<OffsetPage<AutomationVersion>> {
+  async versions(id: string, call?: CallOptions): Promise<ListAutomationVersionsResponse> {
     return this.transport.json({ method: 'GET', path: automationPath(id, '/versions'), call });
   }
 
   /** GET /automations/{id}/triggers (read-only). */
-  async triggers(id: string, call?: CallOptions): Promise<JsonObject> {
+  async triggers(id: string, call?: CallOptions): Promise<AutomationTriggersResponse> {
     return this.transport.json({ method: 'GET', path: automationPath(id, '/triggers'), call });
   }
 }

@@ -3,11 +3,12 @@ import { readNdjson } from '../ndjson.js';
 import { segment } from '../query.js';
 import type { CallOptions, Transport } from '../transport.js';
 import type {
+  AutomationsExperimentsListResponse,
   ExperimentCreate,
   ExperimentCreateResponse,
   ExperimentDetail,
+  ExperimentRef,
   ExperimentStreamEvent,
-  JsonObject,
 } from '../types.js';
 
 export interface ExperimentListQuery {
@@ -39,7 +40,11 @@ export class ExperimentsGroup {
   }
 
   /** GET /automations/{id}/experiments. */
-  async list(automationId: string, query: ExperimentListQuery = {}, call?: CallOptions): Promise<JsonObject> {
+  async list(
+    automationId: string,
+    query: ExperimentListQuery = {},
+    call?: CallOptions,
+  ): Promise<AutomationsExperimentsListResponse> {
     return this.transport.json({
       method: 'GET',
       path: experimentsPath(automationId),
@@ -67,38 +72,68 @@ export class ExperimentsGroup {
     });
   }
 
-  /** GET …/experiments/{experimentId}/export?format=csv|json: the results as text. */
+  /**
+   * GET …/experiments/{experimentId}/export?format=csv|json: the results as text, verbatim
+   * (default csv, as the product SDK). `includeTrace` adds each run's trace.
+   */
   async export(
     automationId: string,
     experimentId: string,
-    options: { format: ExportFormat },
+    options: { format?: ExportFormat; includeTrace?: boolean } = {},
     call?: CallOptions,
   ): Promise<string> {
     return this.transport.text({
       method: 'GET',
       path: experimentsPath(automationId, `/${segment(experimentId)}/export`),
-      query: { format: options.format },
+      query: { format: options.format ?? 'csv', includeTrace: options.includeTrace },
       call,
     });
   }
 
-  /** GET /automations/{id}/experiments/export?format=csv|json: all eval results of the automation. */
+  /** GET /automations/{id}/experiments/export?format=csv|json: all eval results of the automation (default csv). */
   async exportAll(
     automationId: string,
-    options: { format: ExportFormat },
+    options: { format?: ExportFormat } = {},
     call?: CallOptions,
   ): Promise<string> {
     return this.transport.text({
       method: 'GET',
       path: experimentsPath(automationId, '/export'),
-      query: { format: options.format },
+      query: { format: options.format ?? 'csv' },
       call,
     });
   }
 
   /** GET /experiments/{experimentId}: which automation owns an experiment. */
-  async ref(experimentId: string, call?: CallOptions): Promise<JsonObject> {
+  async resolve(experimentId: string, call?: CallOptions): Promise<ExperimentRef> {
     return this.transport.json({ method: 'GET', path: `/experiments/${segment(experimentId)}`, call });
+  }
+
+  /** Alias of {@link ExperimentsGroup.resolve}. */
+  async ref(experimentId: string, call?: CallOptions): Promise<ExperimentRef> {
+    return this.resolve(experimentId, call);
+  }
+
+  /**
+   * POST /automations/{id}/experiments/stream, as the product SDK returns it: the NDJSON body as
+   * a byte stream (one JSON event per line). The time-out bounds the wait for the answer's
+   * headers; reading the stream is up to the caller. {@link ExperimentsGroup.stream} parses it.
+   */
+  async createStream(
+    automationId: string,
+    body: ExperimentCreate = {},
+    call?: CallOptions,
+  ): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.transport.stream({
+      method: 'POST',
+      path: experimentsPath(automationId, '/stream'),
+      json: body,
+      accept: 'application/x-ndjson',
+      call,
+    });
+    // The caller reads at its own pace, so no idle timer runs while it does.
+    response.finish();
+    return response.body;
   }
 
   /**

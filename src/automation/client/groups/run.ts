@@ -1,11 +1,13 @@
 // Starting runs: `run`, `rerun` and `run_and_wait`.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ClientError, ClientTimeoutError } from '../errors.js';
-import { extractFiles } from '../files.js';
+import { extractFiles, pointTo } from '../files.js';
 import { segment } from '../query.js';
 import type { CallOptions, Transport } from '../transport.js';
 import { TERMINAL_STATUSES } from '../types.js';
 import type { FinishedRun, Run, RunStartResponse } from '../types.js';
+import { filesToUploadFirst } from '../upload-limits.js';
+import type { FilesGroup } from './files.js';
 
 /** What to run: `workflows.<slug>`, `agents.<slug>` or an id, optionally `@<version>`. */
 export type RunTarget = string | { type: 'workflow' | 'agent'; slug?: string; id?: string; version?: string };
@@ -63,19 +65,30 @@ function resolveTarget(
 }
 
 /** `finished: true` is the server's word; a terminal execution status is accepted as well. */
-export function isFinished(run: Run | undefined): boolean {
+export function isFinished(run: RunStartResponse | undefined): run is Run {
   if (!run) return false;
   if (run.finished === true) return true;
-  const status = run.execution?.status;
+  const status = 'execution' in run ? run.execution.status : undefined;
   return typeof status === 'string' && TERMINAL_STATUSES.includes(status);
 }
 
+/** The caller's signal, time-out and headers, without the run's own idempotency key. */
+function uploadCall(options: CallOptions): CallOptions {
+  const { idempotencyKey: _key, ...rest } = options;
+  return rest;
+}
+
 export class RunStarter {
-  constructor(private readonly transport: Transport) {}
+  constructor(
+    private readonly transport: Transport,
+    private readonly files: FilesGroup,
+  ) {}
 
   /**
    * POST /runs. File values anywhere in `input` go as multipart parts (see files.ts); otherwise
-   * the body is JSON `{ target, input, overrides?, metadata? }`.
+   * the body is JSON `{ target, input, overrides?, metadata? }`. Files that would take the
+   * multipart body past `multipart_max_bytes` are uploaded first (purpose `run-input`) and
+   * referenced as `{ "$fileId": ... }`, as the product SDK does.
    */
   async start(
     target: RunTarget,
@@ -90,9 +103,29 @@ export class RunStarter {
       version: resolved.version,
       wait_for_completion: options.wait_for_completion ?? options.waitForCompletion,
     };
-    const { json, parts } = extractFiles(input);
-    if (parts.length === 0) {
+    const { json, parts: found } = extractFiles(input);
+    const first = filesToUploadFirst(
+      found.map((part) => ({ key: part.field, size: part.blob.size })),
+      this.transport.options.multipartMaxBytes,
+    );
+    for (const part of found) {
+      if (!first.has(part.field)) continue;
+      const stored = await this.files.upload(
+        part.blob,
+        { filename: part.filename, purpose: 'run-input' },
+        uploadCall(options),
+      );
+      pointTo(part, stored.id);
+    }
+    const parts = found.filter((part) => !first.has(part.field));
+    if (found.length === 0) {
       const body: Record<string, unknown> = { target: resolved.target, input };
+      if (options.overrides !== undefined) body['overrides'] = options.overrides;
+      if (options.metadata !== undefined) body['metadata'] = options.metadata;
+      return this.transport.json({ method: 'POST', path: '/runs', query, json: body, call: options });
+    }
+    if (parts.length === 0) {
+      const body: Record<string, unknown> = { target: resolved.target, input: json };
       if (options.overrides !== undefined) body['overrides'] = options.overrides;
       if (options.metadata !== undefined) body['metadata'] = options.metadata;
       return this.transport.json({ method: 'POST', path: '/runs', query, json: body, call: options });
@@ -163,7 +196,7 @@ export class RunStarter {
     );
     if (typeof started?.id !== 'string')
       throw new ClientError('run start answer has no id', 'invalid_response');
-    let run: Run = started;
+    let run: RunStartResponse = started;
     const call: CallOptions = {};
     if (options.signal !== undefined) call.signal = options.signal;
     if (options.timeoutSeconds !== undefined) call.timeoutSeconds = options.timeoutSeconds;
@@ -182,9 +215,10 @@ export class RunStarter {
       run = await this.transport.json<Run>({ method: 'GET', path: `/runs/${segment(started.id)}`, call });
     }
     // A sync start may answer with a summary; the terminal Run carries `output`.
-    if (!('output' in run))
-      run = await this.transport.json<Run>({ method: 'GET', path: `/runs/${segment(started.id)}`, call });
-    const finished: FinishedRun = { ...run, finished: true, output: run.output };
+    let done: Run = run;
+    if (!('output' in done))
+      done = await this.transport.json<Run>({ method: 'GET', path: `/runs/${segment(started.id)}`, call });
+    const finished: FinishedRun = { ...done, finished: true, output: done.output };
     return finished;
   }
 }

@@ -6,60 +6,70 @@ import type { QueryValue } from '../query.js';
 import { segment, slashPath } from '../query.js';
 import type { CallOptions, Transport } from '../transport.js';
 import type {
-  EvalResult,
-  JsonObject,
+  PromoteRunRequest,
+  PromoteRunResponse,
   Run,
+  RunArtifactsResponse,
   RunCancelResponse,
-  RunEvent,
+  RunEventsResponse,
+  RunListItem,
+  RunReviewDetail,
+  RunReviewExpectedArtifacts,
+  RunReviewExpectedFileMutationResponse,
+  RunReviewExpectedFileUpdateResponse,
   RunReviewRequest,
+  RunScoresResponse,
+  RunStepsResponse,
+  RunTraceResponse,
+  RunUsageResponse,
   RunsListResponse,
-  RunUsage,
 } from '../types.js';
 
 export type RunExpand = 'input' | 'usage' | 'execution' | 'debug';
 
 /**
- * Filters of GET /runs. Names may be snake_case (as listed) or camelCase; lists are sent
- * comma-separated, dates as ISO-8601, booleans as true/false.
+ * Filters of GET /runs, named as the product SDK names them. snake_case spellings are accepted as
+ * well; every name is sent in the SDK's camelCase. Lists are sent comma-separated, dates as
+ * ISO-8601, booleans as true/false.
  */
 export interface RunListFilters {
   type?: string | readonly string[];
   source?: string;
   status?: string | readonly string[];
   trigger?: string | readonly string[];
-  triggered_by?: string | readonly string[];
-  source_ref?: string;
-  batch_id?: string;
-  example_id?: string;
-  example_id_contains?: string;
+  triggeredBy?: string | readonly string[];
+  sourceRef?: string;
+  batchId?: string;
+  exampleId?: string;
+  exampleIdContains?: string;
   from?: string | Date;
   to?: string | Date;
-  created_after?: string | Date;
-  created_before?: string | Date;
-  completed_after?: string | Date;
-  completed_before?: string | Date;
+  createdAfter?: string | Date;
+  createdBefore?: string | Date;
+  completedAfter?: string | Date;
+  completedBefore?: string | Date;
   cursor?: string;
   offset?: number;
   limit?: number;
   ids?: string | readonly string[];
-  experiments?: boolean;
+  experiments?: boolean | string;
   sort?: string;
   order?: 'asc' | 'desc';
-  review_status?: string;
-  review_verdict?: string;
-  has_review?: boolean;
-  no_review?: boolean;
-  has_corrections?: boolean;
-  review_note_contains?: string;
-  review_created_after?: string | Date;
-  review_created_before?: string | Date;
-  review_updated_after?: string | Date;
-  review_updated_before?: string | Date;
-  review_closed_after?: string | Date;
-  review_closed_before?: string | Date;
-  since_last_closed?: boolean;
+  reviewStatus?: string;
+  reviewVerdict?: string;
+  hasReview?: boolean | string;
+  noReview?: boolean | string;
+  hasCorrections?: boolean | string;
+  reviewNoteContains?: string;
+  reviewCreatedAfter?: string | Date;
+  reviewCreatedBefore?: string | Date;
+  reviewUpdatedAfter?: string | Date;
+  reviewUpdatedBefore?: string | Date;
+  reviewClosedAfter?: string | Date;
+  reviewClosedBefore?: string | Date;
+  sinceLastClosed?: boolean | string;
   /** 0 to 1: keep runs whose sampleRank is below it (a page may hold fewer than `limit` rows). */
-  sample_rate?: number;
+  sampleRate?: number | string;
   [name: string]: QueryValue;
 }
 
@@ -78,7 +88,7 @@ export class RunArtifacts {
   constructor(private readonly transport: Transport) {}
 
   /** GET /runs/{id}/artifacts: the artifact paths of a run. */
-  async list(runId: string, call?: CallOptions): Promise<JsonObject> {
+  async list(runId: string, call?: CallOptions): Promise<RunArtifactsResponse> {
     return this.transport.json({ method: 'GET', path: runPath(runId, '/artifacts'), call });
   }
 
@@ -108,22 +118,32 @@ export class RunReviews {
   constructor(private readonly transport: Transport) {}
 
   /** GET /runs/{id}/reviews. */
-  async get(runId: string, call?: CallOptions): Promise<JsonObject> {
+  async get(runId: string, call?: CallOptions): Promise<RunReviewDetail> {
     return this.transport.json({ method: 'GET', path: runPath(runId, '/reviews'), call });
   }
 
   /** PUT /runs/{id}/reviews: create or replace the review. */
-  async put(runId: string, review: RunReviewRequest, call?: CallOptions): Promise<JsonObject> {
+  async update(runId: string, review: RunReviewRequest, call?: CallOptions): Promise<RunReviewDetail> {
     return this.transport.json({ method: 'PUT', path: runPath(runId, '/reviews'), json: review, call });
   }
 
+  /** Alias of {@link RunReviews.update}. */
+  async put(runId: string, review: RunReviewRequest, call?: CallOptions): Promise<RunReviewDetail> {
+    return this.update(runId, review, call);
+  }
+
   /** DELETE /runs/{id}/reviews: removes metadata, corrections and corrected files. */
-  async delete(runId: string, call?: CallOptions): Promise<JsonObject> {
+  async clear(runId: string, call?: CallOptions): Promise<RunReviewDetail> {
     return this.transport.json({ method: 'DELETE', path: runPath(runId, '/reviews'), call });
   }
 
+  /** Alias of {@link RunReviews.clear}. */
+  async delete(runId: string, call?: CallOptions): Promise<RunReviewDetail> {
+    return this.clear(runId, call);
+  }
+
   /** GET /runs/{id}/reviews/expected: the corrected (expected) artifacts. */
-  async listExpected(runId: string, call?: CallOptions): Promise<JsonObject> {
+  async listExpected(runId: string, call?: CallOptions): Promise<RunReviewExpectedArtifacts> {
     return this.transport.json({ method: 'GET', path: runPath(runId, '/reviews/expected'), call });
   }
 
@@ -133,7 +153,7 @@ export class RunReviews {
     file: FileValue,
     options: { name?: string } = {},
     call?: CallOptions,
-  ): Promise<JsonObject> {
+  ): Promise<RunReviewExpectedFileMutationResponse> {
     const form = new FormData();
     const { blob, filename } = toBlob(file, options.name ?? 'file');
     form.append('file', blob, filename);
@@ -147,7 +167,7 @@ export class RunReviews {
     outputFileName: string,
     options: { expectedName?: string } = {},
     call?: CallOptions,
-  ): Promise<JsonObject> {
+  ): Promise<RunReviewExpectedFileMutationResponse> {
     const json: Record<string, string> = { outputFileName };
     if (options.expectedName !== undefined) json['expectedName'] = options.expectedName;
     return this.transport.json({ method: 'POST', path: runPath(runId, '/reviews/expected'), json, call });
@@ -162,24 +182,34 @@ export class RunReviews {
     });
   }
 
-  /** PATCH /runs/{id}/reviews/expected/{filename}: rename (the body is RunReviewExpectedFileUpdateRequest). */
-  async updateExpected(
+  /** PATCH /runs/{id}/reviews/expected/{filename} with `{ name }`: rename a corrected file. */
+  async renameExpected(
     runId: string,
     filename: string,
-    update: { name: string; [key: string]: unknown },
+    newFilename: string,
     call?: CallOptions,
-  ): Promise<JsonObject> {
+  ): Promise<RunReviewExpectedFileUpdateResponse> {
     return this.transport.json({
       method: 'PATCH',
       path: runPath(runId, `/reviews/expected/${segment(filename)}`),
-      json: update,
+      json: { name: newFilename },
       call,
     });
   }
 
-  /** DELETE /runs/{id}/reviews/expected/{filename}. */
-  async deleteExpected(runId: string, filename: string, call?: CallOptions): Promise<JsonObject | undefined> {
-    return this.transport.json({
+  /** As {@link RunReviews.renameExpected}, with the request body (RunReviewExpectedFileUpdateRequest). */
+  async updateExpected(
+    runId: string,
+    filename: string,
+    update: { name: string },
+    call?: CallOptions,
+  ): Promise<RunReviewExpectedFileUpdateResponse> {
+    return this.renameExpected(runId, filename, update.name, call);
+  }
+
+  /** DELETE /runs/{id}/reviews/expected/{filename}: answers 204. */
+  async deleteExpected(runId: string, filename: string, call?: CallOptions): Promise<void> {
+    await this.transport.empty({
       method: 'DELETE',
       path: runPath(runId, `/reviews/expected/${segment(filename)}`),
       call,
@@ -187,13 +217,33 @@ export class RunReviews {
   }
 }
 
+/** `runs.scores(id)` as in earlier versions, and `runs.scores.list(id)` as in the product SDK. */
+export type RunScores = ((runId: string, call?: CallOptions) => Promise<RunScoresResponse>) & {
+  /** GET /runs/{id}/scores: automated evaluator results. */
+  list(runId: string, call?: CallOptions): Promise<RunScoresResponse>;
+};
+
+/** `runs.trace(id)` as in earlier versions, and `runs.trace.get(id)` as in the product SDK. */
+export type RunTrace = ((runId: string, call?: CallOptions) => Promise<RunTraceResponse>) & {
+  /** GET /runs/{id}/trace. */
+  get(runId: string, call?: CallOptions): Promise<RunTraceResponse>;
+};
+
 export class RunsGroup {
   readonly artifacts: RunArtifacts;
   readonly reviews: RunReviews;
+  readonly scores: RunScores;
+  readonly trace: RunTrace;
 
   constructor(private readonly transport: Transport) {
     this.artifacts = new RunArtifacts(transport);
     this.reviews = new RunReviews(transport);
+    const scores = (runId: string, call?: CallOptions): Promise<RunScoresResponse> =>
+      this.transport.json({ method: 'GET', path: runPath(runId, '/scores'), call });
+    this.scores = Object.assign(scores, { list: scores });
+    const trace = (runId: string, call?: CallOptions): Promise<RunTraceResponse> =>
+      this.transport.json({ method: 'GET', path: runPath(runId, '/trace'), call });
+    this.trace = Object.assign(trace, { get: trace });
   }
 
   /** GET /runs/{id}; `expand` adds the input, usage, execution or debug sections. */
@@ -217,9 +267,12 @@ export class RunsGroup {
 
   /**
    * Every run matching `filters`, following `nextCursor` page by page (`limit` is the page size).
-   * With sample_rate a page can be short or empty, so only a missing cursor ends the walk.
+   * With sampleRate a page can be short or empty, so only a missing cursor ends the walk.
    */
-  async *iterate(filters: RunListFilters = {}, call?: CallOptions): AsyncGenerator<Run, void, undefined> {
+  async *iterate(
+    filters: RunListFilters = {},
+    call?: CallOptions,
+  ): AsyncGenerator<RunListItem, void, undefined> {
     let cursor = typeof filters.cursor === 'string' ? filters.cursor : undefined;
     const seen = new Set<string>();
     while (true) {
@@ -241,39 +294,26 @@ export class RunsGroup {
   }
 
   /** GET /runs/{id}/events: the chronological lifecycle timeline. */
-  async events(runId: string, call?: CallOptions): Promise<{ events: RunEvent[]; [key: string]: unknown }> {
+  async events(runId: string, call?: CallOptions): Promise<RunEventsResponse> {
     return this.transport.json({ method: 'GET', path: runPath(runId, '/events'), call });
   }
 
   /** GET /runs/{id}/steps. */
-  async steps(runId: string, call?: CallOptions): Promise<JsonObject> {
+  async steps(runId: string, call?: CallOptions): Promise<RunStepsResponse> {
     return this.transport.json({ method: 'GET', path: runPath(runId, '/steps'), call });
   }
 
-  /** GET /runs/{id}/trace (open shape). */
-  async trace(runId: string, call?: CallOptions): Promise<JsonObject> {
-    return this.transport.json({ method: 'GET', path: runPath(runId, '/trace'), call });
-  }
-
   /** GET /runs/{id}/usage. */
-  async usage(runId: string, call?: CallOptions): Promise<RunUsage> {
+  async usage(runId: string, call?: CallOptions): Promise<RunUsageResponse> {
     return this.transport.json({ method: 'GET', path: runPath(runId, '/usage'), call });
-  }
-
-  /** GET /runs/{id}/scores: automated evaluator results. */
-  async scores(
-    runId: string,
-    call?: CallOptions,
-  ): Promise<{ scores?: EvalResult[]; [key: string]: unknown }> {
-    return this.transport.json({ method: 'GET', path: runPath(runId, '/scores'), call });
   }
 
   /** POST /runs/{id}/promote: the reviewed run becomes a dataset example. */
   async promote(
     runId: string,
-    body: { name?: string; [key: string]: unknown } = {},
+    body: PromoteRunRequest = {},
     call?: CallOptions,
-  ): Promise<JsonObject> {
+  ): Promise<PromoteRunResponse> {
     return this.transport.json({ method: 'POST', path: runPath(runId, '/promote'), json: body, call });
   }
 }

@@ -221,7 +221,7 @@ describe('evaluators and experiments', () => {
     ])
       assert.equal(byName.get(name)?.score, 1, `${name}: ${JSON.stringify(byName.get(name))}`);
     // 'alpha beta' vs 'alpha betta': one insertion in 11 code points.
-    assert.ok(Math.abs(byName.get('close-text')!.score - (1 - 1 / 11)) < 1e-9);
+    assert.ok(Math.abs(byName.get('close-text')!.score! - (1 - 1 / 11)) < 1e-9);
     assert.equal(byName.get('close-text')!.passed, true);
     assert.equal(byName.get('rule')!.label, 'words');
     assert.equal(events[0]!.passed, true);

@@ -4,6 +4,7 @@
 import { parse as parseYaml } from 'yaml';
 import { Ajv } from 'ajv';
 import { parseDuration } from '../../core/settings/index.js';
+import { CodedError } from '../../core/errors.js';
 
 export type AutomationType = 'workflow' | 'agent';
 
@@ -34,10 +35,12 @@ export interface ManifestIssue {
   message: string;
 }
 
-export class ManifestError extends Error {
+export class ManifestError extends CodedError {
   constructor(readonly issues: ManifestIssue[]) {
-    super(`invalid manifest: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
-    this.name = 'ManifestError';
+    super(
+      'invalid_manifest',
+      `invalid manifest: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`,
+    );
   }
 }
 

@@ -4,17 +4,17 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseDuration } from './duration.js';
+import { CodedError } from '../errors.js';
 
 export { parseDuration } from './duration.js';
 
-export class SettingsError extends Error {
+export class SettingsError extends CodedError {
   constructor(
     readonly variable: string,
     readonly value: string,
     expected: string,
   ) {
-    super(`invalid setting ${variable}=${JSON.stringify(value)}: expected ${expected}`);
-    this.name = 'SettingsError';
+    super('invalid_setting', `invalid setting ${variable}=${JSON.stringify(value)}: expected ${expected}`);
   }
 }
 

@@ -13,14 +13,14 @@
 import type { FailureMode } from '../store-settings.js';
 import { RateLimitRequestError } from '../types.js';
 import type { CounterOp, CounterStore, Counts } from './types.js';
+import { CodedError } from '../../core/errors.js';
 
-export class StoreUnavailableError extends Error {
+export class StoreUnavailableError extends CodedError {
   constructor(
     message: string,
     readonly store: string,
   ) {
-    super(message);
-    this.name = 'StoreUnavailableError';
+    super('store_unavailable', message);
   }
 }
 

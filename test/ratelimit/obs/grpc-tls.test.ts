@@ -54,7 +54,7 @@ function client(server: RunningGrpcServer, tls?: GrpcClientTlsOptions) {
 }
 
 async function refused(call: Promise<unknown>, codes: number[]): Promise<void> {
-  await assert.rejects(call, (err: GrpcError) => codes.includes(err.code));
+  await assert.rejects(call, (err: GrpcError) => codes.includes(err.status));
 }
 
 /** The certificate a fresh TLS handshake with the server gets. */

@@ -3,7 +3,6 @@
 // RouteContributor; the evaluator worker pool is the service's (AutomationCore.evalPool).
 
 import type { Logger } from 'pino';
-import type { EnvReader } from '../core/settings/index.js';
 import type { AutomationCore, RouteContributor } from './index.js';
 import type { ApiRoute } from './http/api.js';
 import type { AutomationDb } from './db.js';
@@ -28,16 +27,6 @@ import { ExperimentStore } from './experiments/store.js';
 import { reviewRoutes } from './reviews/routes.js';
 import { ReviewStore } from './reviews/store.js';
 import { createLogger } from '../core/log.js';
-
-export interface QualitySettings {
-  experimentConcurrency: number;
-}
-
-export function loadQualitySettings(env: EnvReader): QualitySettings {
-  return {
-    experimentConcurrency: env.int('AUTOMATION_EXPERIMENT_CONCURRENCY', 8, { min: 1, max: 256 }),
-  };
-}
 
 /** Everything the quality routes use, built once per service. */
 export interface QualityContext {
@@ -66,11 +55,9 @@ export interface QualityContext {
 export function buildQualityContext(
   core: AutomationCore,
   deps: { tmpDir: string },
-  env: EnvReader,
   provider: ModelProvider = createJudgeProvider(core.settings),
 ): { q: QualityContext; pool: ScriptPool } {
   const log = createLogger('automation-quality');
-  const s = loadQualitySettings(env);
   const pool = core.evalPool;
   const blobs = core.files.blobs;
   const examples = new ExampleStore(core.db, blobs);
@@ -101,7 +88,7 @@ export function buildQualityContext(
     scorer,
     archiveLimits: core.settings.archiveLimits,
     archives: core.archives,
-    experimentConcurrency: s.experimentConcurrency,
+    experimentConcurrency: core.settings.experimentConcurrency,
     log,
     discardBlob: (sha) => core.files.discardIfUnreferenced(sha),
     scoreWhenDone(runId, example) {
@@ -114,10 +101,13 @@ export function buildQualityContext(
   return { q, pool };
 }
 
-/** The RouteContributor startAutomation registers; it closes its experiments on shutdown. */
-export function qualityContributor(env: EnvReader): RouteContributor {
+/**
+ * The RouteContributor startAutomation registers; it closes its experiments on shutdown. Its
+ * settings come from `core.settings` (src/automation/settings.ts).
+ */
+export function qualityContributor(): RouteContributor {
   return (core, deps): ApiRoute[] => {
-    const { q } = buildQualityContext(core, deps, env);
+    const { q } = buildQualityContext(core, deps);
     void q.experiments.recover().then(
       (n) =>
         n > 0 && q.log.info({ experiments: n }, 'experiments cut off by the last stop closed as interrupted'),

@@ -72,7 +72,7 @@ export interface RatelimitGrpcOptions {
   uds: string | undefined;
   maxConnectionAgeMs: number;
   maxConnectionAgeGraceMs: number;
-  /** GRPC_SERVER_USE_TLS and friends (src/ratelimit/tls-settings.ts); plaintext when absent. */
+  /** GRPC_SERVER_USE_TLS and friends (src/ratelimit/settings/grpc-tls.ts); plaintext when absent. */
   tls?: GrpcServerTlsOptions | undefined;
   decider: Decider;
   stats: SharedStatsTable;

@@ -17,7 +17,7 @@
 // most KVSTORE_CLUSTER_PIPELINE_PARALLELISM node groups of one batch run at a time.
 
 import type { Cluster } from 'ioredis';
-import type { RedisSettings } from '../store-settings.js';
+import type { RedisSettings } from '../settings/index.js';
 import { createRedisClient, isReady, type RedisClient } from './redis-client.js';
 import { keySlot } from './redis-slot.js';
 import { CodedError } from '../../core/errors.js';

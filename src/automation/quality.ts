@@ -2,7 +2,6 @@
 // configuration, experiments, reviews and review health. It plugs into startAutomation as a
 // RouteContributor; the evaluator worker pool is the service's (AutomationCore.evalPool).
 
-import type { Logger } from 'pino';
 import type { AutomationCore, RouteContributor } from './index.js';
 import type { ApiRoute } from './http/api.js';
 import type { AutomationDb } from './db.js';
@@ -26,7 +25,7 @@ import { RunScorer } from './experiments/scoring.js';
 import { ExperimentStore } from './experiments/store.js';
 import { reviewRoutes } from './reviews/routes.js';
 import { ReviewStore } from './reviews/store.js';
-import { createLogger } from '../core/log.js';
+import { createLogger, type Logger } from '../core/log.js';
 
 /** Everything the quality routes use, built once per service. */
 export interface QualityContext {

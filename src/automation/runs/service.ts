@@ -4,7 +4,7 @@
 
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/log.js';
 import type { Principal } from '../../core/auth/types.js';
 import type { RunPool, RunHandle, RunOutcome } from '../executor/pool.js';
 import type { InputFileRef, ProviderSettings, WorkerMessage } from '../executor/protocol.js';

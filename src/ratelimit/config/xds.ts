@@ -15,7 +15,7 @@
 // once a connection has worked, losing it reconnects with exponential backoff
 // (XDS_CLIENT_BACKOFF_*), reset by the next response.
 
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/log.js';
 import {
   loadProto,
   openBidiStream,

@@ -1,7 +1,7 @@
 // envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit and grpc.health.v1.Health over
 // the core gRPC server. Service errors are gRPC UNKNOWN with the upstream message text.
 
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/log.js';
 import {
   GrpcError,
   GrpcStatus,

@@ -4,7 +4,7 @@
 // limit core's (undefined is returned for it).
 
 import { resolveSrv as dnsResolveSrv } from 'node:dns/promises';
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/log.js';
 import type { HealthRegistry } from '../../core/health.js';
 import type { WindowAlgorithm } from '../settings/index.js';
 import { STAT } from '../stats/names.js';

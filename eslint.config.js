@@ -22,6 +22,11 @@ export const BOUNDARIES = [
     use: 'a store module (src/automation/db.ts, src/streams/storage.ts, *store.ts)',
   },
   { module: 'pino', allowed: ['src/core/log.ts'], use: 'src/core/log.ts (createLogger, type Logger)' },
+  {
+    module: 'ajv',
+    allowed: ['src/automation/schemas/compiler.ts'],
+    use: 'src/automation/schemas/compiler.ts (one dialect choice, one bounded cache)',
+  },
 ];
 
 const restriction = (b) => ({

@@ -32,6 +32,11 @@ const CASES: { module: string; allowed: string; refused: string }[] = [
   { module: 'lmdb', allowed: 'src/streams/storage.ts', refused: 'src/streams/settings.ts' },
   { module: 'lmdb', allowed: 'src/automation/db.ts', refused: 'src/automation/quality.ts' },
   { module: 'pino', allowed: 'src/core/log.ts', refused: 'src/core/http/server.ts' },
+  {
+    module: 'ajv',
+    allowed: 'src/automation/schemas/compiler.ts',
+    refused: 'src/automation/registry/manifest.ts',
+  },
 ];
 
 describe('import boundaries (eslint.config.js)', () => {

@@ -14,18 +14,18 @@ import { RunPool } from './executor/pool.js';
 import { BlobStore } from './files/blobs.js';
 import { FileStore } from './files/store.js';
 import type { ApiDeps, ApiRoute } from './http/api.js';
-import { artifactRoutes } from './http/artifacts.js';
 import { automationRoutes } from './http/automations.js';
 import { errorBody, toHttpError } from './http/envelope.js';
 import { fileRoutes } from './http/files.js';
 import { checkRouteParams, routeParams } from './http/ids.js';
-import { runRoutes } from './http/runs.js';
 import { DownloadTokens } from './http/tokens.js';
 import { buildOpenApi } from './openapi/document.js';
 import { RegistryRepository } from './registry/repository.js';
 import { AutomationRegistry } from './registry/service.js';
 import { listRuns } from './runs/list.js';
 import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
+import { artifactRoutes } from './runs/artifact-routes.js';
+import { runRoutes } from './runs/routes.js';
 import { RunService } from './runs/service.js';
 import { RunStore } from './runs/store.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
@@ -68,8 +68,14 @@ function builtinsDir(): string | undefined {
   return undefined;
 }
 
-function toRouterPattern(path: string): string {
-  return '/api/v1' + path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1');
+/**
+ * The API answers under /api/v1 (the spec) and under /v1 (the product SDK appends /v1 to its
+ * baseUrl, so a server root works as the SDK's baseUrl).
+ */
+const API_PREFIXES = ['/api/v1', '/v1'] as const;
+
+function toRouterPattern(prefix: string, path: string): string {
+  return prefix + path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1');
 }
 
 /** Extra routes other parts of the service add (evaluators, datasets …) before the server starts. */
@@ -158,11 +164,12 @@ export async function startAutomation(
     for (const contribute of [qualityContributor(), ...contributors]) routes.push(...contribute(core, deps));
     const openapi = JSON.stringify(buildOpenApi(routes, { version: '1.0.0' }));
     const router = new Router();
-    router.get(
-      '/api/v1/openapi.json',
-      (_req, res) => res.header('content-type', 'application/json').send(openapi),
-      { scope: false },
-    );
+    for (const prefix of API_PREFIXES)
+      router.get(
+        `${prefix}/openapi.json`,
+        (_req, res) => res.header('content-type', 'application/json').send(openapi),
+        { scope: false },
+      );
     for (const route of routes) {
       // Path parameters are checked here, once for every route, before any handler reads them.
       const params = routeParams(route.path, route.params);
@@ -177,7 +184,8 @@ export async function startAutomation(
       const options: { scope?: string | false; maxBodyBytes?: number } = {};
       if (route.public) options.scope = false;
       if (route.maxBodyBytes !== undefined) options.maxBodyBytes = route.maxBodyBytes;
-      router.route(route.method, toRouterPattern(route.path), handler, options);
+      for (const prefix of API_PREFIXES)
+        router.route(route.method, toRouterPattern(prefix, route.path), handler, options);
     }
 
     const server = await startHttpServer({

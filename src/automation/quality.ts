@@ -15,14 +15,15 @@ import { createJudgeProvider } from './experiments/judge-provider.js';
 import type { ArchiveLimits } from './archives/limits.js';
 import type { ArchivePool } from './archives/pool.js';
 import { datasetRoutes } from './datasets/routes.js';
-import { ExampleStore } from './datasets/store.js';
+import { LmdbExampleStore, type ExampleStore } from './datasets/store.js';
 import type { ExampleRecord } from './datasets/types.js';
-import { EvaluatorStore } from './experiments/evaluator-store.js';
+import { EvaluatorConfigs } from './experiments/evaluator-service.js';
+import { LmdbEvaluatorConfigStore } from './experiments/evaluator-store.js';
 import { evaluatorRoutes } from './experiments/evaluator-routes.js';
 import { experimentRoutes } from './experiments/routes.js';
 import { ExperimentRunner } from './experiments/runner.js';
 import { RunScorer } from './experiments/scoring.js';
-import { ExperimentStore } from './experiments/store.js';
+import { LmdbExperimentStore } from './experiments/store.js';
 import { reviewRoutes } from './reviews/routes.js';
 import { ReviewStore } from './reviews/store.js';
 import { createLogger, type Logger } from '../core/log.js';
@@ -37,7 +38,7 @@ export interface QualityContext {
   blobs: BlobStore;
   tmpDir: string;
   examples: ExampleStore;
-  evaluators: EvaluatorStore;
+  evaluators: EvaluatorConfigs;
   experiments: ExperimentRunner;
   reviews: ReviewStore;
   scorer: RunScorer;
@@ -59,13 +60,15 @@ export function buildQualityContext(
   const log = createLogger('automation-quality');
   const pool = core.evalPool;
   const blobs = core.files.blobs;
-  const examples = new ExampleStore(core.db, blobs);
-  const evaluators = new EvaluatorStore(core.db, { customScripts: pool.customScripts });
+  const examples = new LmdbExampleStore(core.db, blobs);
+  const evaluators = new EvaluatorConfigs(new LmdbEvaluatorConfigStore(core.db), {
+    customScripts: pool.customScripts,
+  });
   const scorer = new RunScorer({ runs: core.runs, scores: core.scores, blobs, evaluators, pool, provider });
   const onError = (err: unknown, experimentId: string) =>
     log.warn({ err, experimentId }, 'experiment step failed');
   const experiments = new ExperimentRunner({
-    store: new ExperimentStore(core.db),
+    store: new LmdbExperimentStore(core.db),
     examples,
     runs: core.runs,
     blobs,

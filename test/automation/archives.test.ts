@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { strToU8, unzipSync } from 'fflate';
-import { ExampleStore } from '../../src/automation/datasets/store.js';
+import { LmdbExampleStore } from '../../src/automation/datasets/store.js';
 import { startAutomation, type RunningAutomation } from '../../src/automation/index.js';
 import { makeTestContext, type TestContext } from '../helpers/context.js';
 import { localRecord, rawZip, type RawEntry } from '../helpers/zip.js';
@@ -88,8 +88,7 @@ const file = (name: string, text: string, extra: Partial<RawEntry> = {}): RawEnt
   data: strToU8(text),
   ...extra,
 });
-const json = (id: string) =>
-  file(`examples/${id}/example.json`, JSON.stringify({ name: id, input: { text: 'x' } }));
+const json = (name: string) => file(`examples/${name}/input.json`, JSON.stringify({ text: 'x' }));
 
 before(async () => {
   root = mkdtempSync(join(tmpdir(), 'sluice-archives-'));
@@ -127,7 +126,7 @@ describe('dataset archive import', () => {
     assert.equal(res.body.created, 1);
     for (const dir of ['tmp', 'blobs/tmp'].map((d) => join(root, 'data/automation', d)))
       assert.deepEqual(existsSync(dir) ? readdirSync(dir) : [], [], `no temp file left in ${dir}`);
-    const zip = await api('GET', `/automations/${A}/dataset/export?example_ids=ex_ok`);
+    const zip = await api('GET', `/automations/${A}/dataset/export`);
     assert.equal(zip.status, 200);
     const entries = unzipSync(new Uint8Array(zip.body));
     assert.equal(Buffer.from(entries['examples/ex_ok/input/dir/b.txt']!).toString(), 'deflated '.repeat(50));
@@ -358,7 +357,7 @@ describe('running an example', () => {
     form.append('files', new Blob(['payload']), 'a.txt');
     assert.equal((await api('POST', `/automations/${A}/examples/${ex.id}/input`, { raw: form })).status, 201);
     // What an import through the old reader could store: the record is rewritten in LMDB directly.
-    const store = new ExampleStore(service.core.db, service.core.files.blobs);
+    const store = new LmdbExampleStore(service.core.db, service.core.files.blobs);
     const automationId = (await api('GET', `/automations/${A}`)).body.id;
     const tenant = (await api('GET', '/auth/check')).body.tenantId;
     await store.update(tenant, automationId, ex.id, (cur) => ({
@@ -447,7 +446,7 @@ describe('archive limits on what the service writes', () => {
 
     const runOf = async (text: string) => {
       const started = await api('POST', '/runs', { json: { target: A, input: { text } } });
-      assert.equal(started.status, 200, JSON.stringify(started.body).slice(0, 300));
+      assert.equal(started.status, 201, JSON.stringify(started.body).slice(0, 300));
       const done = await service.core.runs.waitFor(started.body.id, 60_000);
       assert.equal(done.status, 'completed');
       return done;

@@ -59,7 +59,8 @@ describe('automation runs: cancel, timeout, failure', () => {
     const queued = await h.api('POST', '/runs', {
       body: { target: 'workflows.text-report', input: { text: 'queued' } },
     });
-    assert.equal(queued.body.execution.status, 'pending');
+    assert.equal(queued.status, 201);
+    assert.equal((await h.api('GET', `/runs/${queued.body.id}`)).body.execution.status, 'pending');
 
     const c1 = await h.api('POST', `/runs/${queued.body.id}/cancel`);
     assert.equal(c1.status, 200);
@@ -100,6 +101,7 @@ describe('automation runs: cancel, timeout, failure', () => {
     const done = await h.service.core.runs.waitFor(run.body.id, HANG_MS);
     assert.equal(done.status, 'cancelled');
     assert.match(done.error ?? '', /terminated/);
+    assert.equal(done.errorCode, 'cancelled');
     // The pool replaced the terminated worker: the next run still works.
     const next = await h.api('POST', '/runs?wait_for_completion=30', {
       body: { target: 'workflows.text-report', input: { text: 'after' } },
@@ -113,6 +115,8 @@ describe('automation runs: cancel, timeout, failure', () => {
     });
     assert.equal(run.body.execution.status, 'failed');
     assert.match(run.body.error, /timed out after 200 ms/);
+    const debug = (await h.api('GET', `/runs/${run.body.id}?expand=debug`)).body.debug;
+    assert.deepEqual(debug.observability.failure, { code: 'run_timeout', message: run.body.error });
   });
 
   it('fails a run whose step throws, recording the failed step', async () => {
@@ -121,6 +125,7 @@ describe('automation runs: cancel, timeout, failure', () => {
     });
     assert.equal(run.body.execution.status, 'failed');
     assert.equal(run.body.error, 'kaboom');
+    assert.equal(run.body.output, null);
     const steps = (await h.api('GET', `/runs/${run.body.id}/steps`)).body.steps;
     assert.deepEqual(
       steps.map((s: any) => [s.name, s.status]),
@@ -132,14 +137,16 @@ describe('automation runs: cancel, timeout, failure', () => {
     const events = (await h.api('GET', `/runs/${run.body.id}/events`)).body.events.map((e: any) => e.type);
     assert.ok(events.includes('step.failed'));
     assert.equal(events[events.length - 1], 'run.failed');
+    const last = (await h.api('GET', `/runs/${run.body.id}/events`)).body.events.at(-1);
+    assert.deepEqual(last.metadata, { code: 'automation_error' });
   });
 
-  it('answers wait_for_completion with the unfinished run when the wait ends first', async () => {
+  it('answers wait_for_completion with 202 and RunAccepted when the wait ends first', async () => {
     const run = await h.api('POST', '/runs?wait_for_completion=1', {
       body: { target: 'workflows.text-report', input: { text: 'z', delay_ms: 60000 } },
     });
-    assert.equal(run.status, 200);
-    assert.equal(run.body.finished, false);
+    assert.equal(run.status, 202);
+    assert.deepEqual(run.body, { id: run.body.id, type: 'workflow', finished: false });
     await h.api('POST', `/runs/${run.body.id}/cancel`);
     assert.equal((await h.service.core.runs.waitFor(run.body.id, HANG_MS)).status, 'cancelled');
   });

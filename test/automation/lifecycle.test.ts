@@ -11,6 +11,8 @@ import { HANG_MS, waitUntil } from '../helpers/wait.js';
 import { startAutomation } from '../../src/automation/index.js';
 import { openAutomationDb } from '../../src/automation/db.js';
 import { RunStore } from '../../src/automation/runs/store.js';
+import { Run } from '../../src/automation/wire/runs.js';
+import { assertWire } from './wire-check.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 after(async () => {
@@ -33,7 +35,7 @@ describe('automation service lifecycle and providers', () => {
     const queued = await h.api('POST', '/runs', {
       body: { target: 'workflows.text-report', input: { text: 'b' } },
     });
-    assert.equal(queued.status, 200);
+    assert.equal(queued.status, 201);
     const limited = await h.api('POST', '/runs', {
       body: { target: 'workflows.text-report', input: { text: 'c' } },
     });
@@ -84,6 +86,13 @@ describe('automation service lifecycle and providers', () => {
       [],
     );
     mkdirSync(join(dataDir, 'automation', 'runs', `${done.id}-queued`, 'output'), { recursive: true });
+    // A run stored before ids had the exec_ prefix and before failures had codes.
+    const { errorCode: _code, ...legacy } = base;
+    await store.create(
+      { ...legacy, id: 'run_0legacy000000', status: 'failed', error: 'old failure' },
+      detail,
+      [],
+    );
     await db.close();
 
     const second = await makeTestContext({ dataDir });
@@ -98,6 +107,15 @@ describe('automation service lifecycle and providers', () => {
     const cut = again.core.runs.get(`${done.id}-running`)!;
     assert.equal(cut.status, 'failed');
     assert.match(cut.error ?? '', /stopped while the run was in flight/);
+    assert.equal(cut.errorCode, 'service_interrupted');
+    const old = await fetch(`${again.url}/api/v1/runs/run_0legacy000000?expand=debug`, {
+      headers: { authorization: `Bearer ${second.token}` },
+    });
+    assert.equal(old.status, 200, 'a run id without the exec_ prefix still resolves');
+    const oldRun = (await old.json()) as any;
+    assertWire(Run, oldRun);
+    assert.equal(oldRun.error, 'old failure');
+    assert.deepEqual(oldRun.debug.observability.failure, { code: null, message: 'old failure' });
     // The registry is not re-seeded on the second start: still one release.
     const versions = await fetch(`${again.url}/api/v1/automations/workflows.text-report/versions`, {
       headers: { authorization: `Bearer ${second.token}` },
@@ -180,7 +198,7 @@ describe('automation service lifecycle and providers', () => {
     assert.equal(seen[0]!.body.model, 'fake-model');
     assert.equal(seen[0]!.body.tools[0].function.name, 'word_count');
     assert.equal(seen[1]!.body.messages.at(-1).tool_call_id, 'c1');
-    const usage = (await h.api('GET', `/runs/${run.body.id}/usage`)).body;
+    const usage = (await h.api('GET', `/runs/${run.body.id}/usage`)).body.usage;
     assert.deepEqual(usage.tokens, { input: 22, output: 14, cacheRead: 0, cacheWrite: 0 });
 
     const failed = await h.api('POST', '/runs?wait_for_completion=30', {
@@ -210,7 +228,8 @@ describe('automation service lifecycle and providers', () => {
     const one = await h.api('POST', '/runs?wait_for_completion=30', {
       body: { target: 'workflows.remote', input: {} },
     });
-    assert.equal(one.body.output, 'v1');
+    // A workflow output that is not an object is shown under `value` (Run.output is an object).
+    assert.deepEqual(one.body.output, { value: 'v1' });
     release(
       origin,
       { 'workflows/remote/index.js': module.replace("'v1'", "'v2'") },
@@ -221,8 +240,8 @@ describe('automation service lifecycle and providers', () => {
     const two = await h.api('POST', '/runs?wait_for_completion=30', {
       body: { target: 'workflows.remote', input: {} },
     });
-    assert.equal(two.body.output, 'v2');
+    assert.deepEqual(two.body.output, { value: 'v2' });
     const pinned = await h.api('POST', `/runs/${one.body.id}/rerun?version=original&wait_for_completion=30`);
-    assert.equal(pinned.body.output, 'v1');
+    assert.deepEqual(pinned.body.output, { value: 'v1' });
   });
 });

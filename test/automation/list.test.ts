@@ -2,6 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { startHarness, type Harness } from './harness.js';
 import { HANG_MS } from '../helpers/wait.js';
+import { RunsListResponse } from '../../src/automation/wire/runs.js';
+import { assertWire } from './wire-check.js';
 
 describe('automation run listing', () => {
   let h: Harness;
@@ -13,7 +15,7 @@ describe('automation run listing', () => {
     for (let i = 0; i < 24; i++) {
       const target = i % 4 === 0 ? 'agents.echo-agent' : 'workflows.text-report';
       const res = await h.api('POST', '/runs', { body: { target, input: { text: `run ${i}` } } });
-      assert.equal(res.status, 200);
+      assert.equal(res.status, 201);
       ids.push(res.body.id);
       if (i % 4 === 0) agentIds.push(res.body.id);
     }
@@ -40,6 +42,7 @@ describe('automation run listing', () => {
   async function list(query: string) {
     const res = await h.api('GET', `/runs?${query}`);
     assert.equal(res.status, 200, JSON.stringify(res.body));
+    assertWire(RunsListResponse, res.body);
     return res.body as { runs: any[]; nextCursor: string | null };
   }
 
@@ -58,6 +61,12 @@ describe('automation run listing', () => {
       (await list('source=agents.echo-agent&limit=100')).runs.map((r) => r.id),
       [...agentIds].reverse(),
     );
+    const agentId = (await h.api('GET', '/automations/agents.echo-agent')).body.id;
+    for (const source of [agentId, `agents.${agentId}`])
+      assert.deepEqual(
+        (await list(`source=${source}&limit=100`)).runs.map((r) => r.id),
+        [...agentIds].reverse(),
+      );
     assert.equal((await list('status=completed&limit=100')).runs.length, ids.length);
     assert.equal((await list('status=failed,cancelled')).runs.length, 0);
     assert.deepEqual(
@@ -89,6 +98,34 @@ describe('automation run listing', () => {
       (await list(`ids=${ids[3]},${ids[5]}`)).runs.map((r) => r.id),
       [ids[5], ids[3]],
     );
+  });
+
+  it('list items carry the RunListItem fields of the SDK only; trigger.by is a person or null', async () => {
+    const items = (await list('limit=100')).runs;
+    const allowed = new Set([
+      'id',
+      'type',
+      'finished',
+      'sampleRank',
+      'timing',
+      'source',
+      'trigger',
+      'execution',
+      'error',
+      'eval',
+    ]);
+    for (const item of items) for (const key of Object.keys(item)) assert.ok(allowed.has(key), key);
+    const byId = new Map(items.map((r) => [r.id, r]));
+    assert.deepEqual(byId.get(ids[0])!.trigger, { type: 'api', by: { id: 'admin', name: null, email: '' } });
+    assert.equal(byId.get(ids[0])!.error, null, 'terminal runs carry error');
+    assert.deepEqual(byId.get(batchIds[0])!.eval, {
+      example: 'example-0',
+      exampleId: 'example-0',
+      score: null,
+      passed: null,
+    });
+    assert.deepEqual(byId.get(ids[0])!.execution.retry, { number: 0, previousRunId: null, nextRun: null });
+    assert.equal(byId.get(ids[0])!.execution.review, null);
   });
 
   it('filters by time windows and sorts by completion', async () => {
@@ -144,7 +181,7 @@ describe('automation run listing', () => {
       const res = await h.api('POST', '/runs', {
         body: { target: 'workflows.text-report', input: { text: `late ${added++}` } },
       });
-      assert.equal(res.status, 200);
+      assert.equal(res.status, 201);
     } while (cursor);
     assert.equal(new Set(seen).size, seen.length, 'no duplicates');
     assert.deepEqual(new Set(seen), before, 'every run that existed is seen once, newer ones not mixed in');

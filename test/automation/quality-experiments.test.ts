@@ -4,8 +4,24 @@ import { after, before, describe, it } from 'node:test';
 import { strToU8 } from 'fflate';
 import { ServiceClient, ClientValidationError } from '../../src/automation/client/index.js';
 import type { EvalResult } from '../../src/automation/client/types.js';
+import { Value } from '@sinclair/typebox/value';
+import type { TSchema } from '@sinclair/typebox';
+import type { KeyStore } from '../../src/core/auth/index.js';
+import {
+  AutomationsExperimentsListResponse,
+  EvaluatorConfigResponse,
+  ExperimentCreateResponse,
+  ExperimentDetail,
+  ExperimentRef,
+} from '../../src/automation/wire/experiments.js';
 import { startHarness, type Harness } from './harness.js';
 import { HANG_MS, waitUntil } from '../helpers/wait.js';
+
+/** The body is exactly the SDK's type: no missing, extra or mistyped field. */
+function assertWire(schema: TSchema, body: unknown): void {
+  const errors = [...Value.Errors(schema, body)].slice(0, 5).map((e) => `${e.path}: ${e.message}`);
+  assert.deepEqual(errors, [], `${String(schema.$id)}: ${JSON.stringify(body).slice(0, 300)}`);
+}
 
 const A = 'workflows.text-report';
 let h: Harness;
@@ -72,6 +88,9 @@ evaluators:
     config: { promptExtension: 'Same text, same counts, nothing invented.', model: deterministic }
 `;
 
+/** A parsed cell written back as RFC 4180 quoting would write it. */
+const cell = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+
 function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
@@ -104,9 +123,43 @@ describe('evaluators and experiments', () => {
   it('answers yaml "" (a string, as the API type says) when no configuration is stored', async () => {
     const none = await h.api('GET', '/automations/agents.echo-agent/evaluators');
     assert.equal(none.status, 200);
+    assertWire(EvaluatorConfigResponse, none.body);
     assert.equal(none.body.yaml, '');
-    assert.deepEqual(none.body.evaluators, []);
-    assert.equal(none.body.updatedAt, null);
+    assert.equal(none.body.automationType, 'agent');
+    assert.deepEqual(none.body.config, { evaluators: [], passThreshold: 0.7 });
+  });
+
+  it("PUT takes the SDK's JSON {yaml} (or YAML text) and answers EvaluatorConfigResponse", async () => {
+    const yaml = 'passThreshold: 0.5\nevaluators:\n  - name: words\n    type: equals\n    path: /words\n';
+    const put = await h.api('PUT', `/automations/${A}/evaluators`, { body: { yaml } });
+    assert.equal(put.status, 200);
+    assertWire(EvaluatorConfigResponse, put.body);
+    assert.equal(put.body.yaml, yaml);
+    assert.equal(put.body.automationType, 'workflow');
+    assert.equal(put.body.config.passThreshold, 0.5);
+    assert.equal(put.body.config.evaluators.length, 1);
+    assert.deepEqual(
+      { ...put.body.config.evaluators[0] },
+      {
+        name: 'words',
+        type: 'equals',
+        weight: 1,
+        threshold: 1,
+        path: '/words',
+        value: { expectedPointer: '/words' },
+      },
+    );
+    const got = await h.api('GET', `/automations/${A}/evaluators`);
+    assert.deepEqual(got.body, put.body);
+    const text = await h.api('PUT', `/automations/${A}/evaluators`, {
+      raw: 'evaluators: []\n',
+      headers: { 'content-type': 'text/yaml' },
+    });
+    assert.equal(text.status, 200);
+    assert.equal(text.body.yaml, 'evaluators: []\n');
+    const empty = await h.api('PUT', `/automations/${A}/evaluators`);
+    assert.equal(empty.status, 400);
+    assert.equal(empty.body.issues[0].field, 'yaml');
   });
 
   it('rejects broken evaluator configs with field paths and keeps the stored one', async () => {
@@ -126,8 +179,10 @@ describe('evaluators and experiments', () => {
     for (const [yaml, field] of cases) {
       await assert.rejects(client.automations.evaluators.put(A, yaml), (e: unknown) => {
         assert.ok(e instanceof ClientValidationError, String(e));
-        const issues = (e.envelope as { issues: { field: string; code: string }[] }).issues;
+        const issues = (e.envelope as { issues: { field: string; code: string; message: string }[] }).issues;
         assert.match(issues[0]!.field, field, `${yaml} → ${JSON.stringify(issues)}`);
+        if (field.source !== '<root>')
+          assert.match(issues[0]!.message, /\(line \d+\)$/, 'problems name their line');
         return true;
       });
     }
@@ -138,7 +193,7 @@ describe('evaluators and experiments', () => {
 
   it('scores every evaluator type on a known case and records the scores on the run', async () => {
     const stored = await client.automations.evaluators.put(A, ALL_TYPES);
-    assert.equal((stored['evaluators'] as unknown[]).length, 10);
+    assert.equal((stored['config'] as { evaluators: unknown[] }).evaluators.length, 10);
     const t = textReport('alpha beta');
     const ex = await client.automations.examples.create(A, {
       name: 'known',
@@ -174,10 +229,10 @@ describe('evaluators and experiments', () => {
 
     // A single example run is scored too, once it finishes.
     const single = await client.automations.examples.run(A, ex.id);
-    await h.service.core.runs.waitFor(String(single['runId']), HANG_MS);
+    await h.service.core.runs.waitFor(String(single['id']), HANG_MS);
     // Scoring follows the run's completion, so the scores are awaited as state.
     const own = await waitUntil('the single run to be scored', async () => {
-      const scores = (await client.runs.scores(String(single['runId']))).scores as EvalResult[];
+      const scores = (await client.runs.scores(String(single['id']))).scores as EvalResult[];
       return scores.length >= 10 && scores;
     });
     assert.equal(own.length, 10);
@@ -192,11 +247,15 @@ describe('evaluators and experiments', () => {
     });
     await client.automations.examples.expected.upload(A, ex.id, { 'report.md': strToU8('something else') });
     const created = await client.experiments.create(A, { examples: [ex.id] });
+    assertWire(ExperimentCreateResponse, created);
+    assert.match(created.id, /^exp_[0-9a-f]{18}$/);
+    assert.equal(created.total, 1);
     const run = await h.service.core.runs.waitFor(created.runs[0]!.id, HANG_MS);
     const detail = await waitUntil('the experiment to complete', async () => {
       const d = await client.experiments.get(A, created.id);
       return d.status === 'completed' && d;
     });
+    assertWire(ExperimentDetail, detail);
     const results = detail.resultsByRun![run.id]!;
     const byName = new Map(results.map((s) => [s.evaluatorName, s]));
     assert.equal(byName.get('same-text')!.score, 0);
@@ -240,6 +299,7 @@ describe('evaluators and experiments', () => {
     );
 
     const detail = await client.experiments.get(A, experimentId);
+    assertWire(ExperimentDetail, detail);
     assert.equal(detail.status, 'completed');
     assert.equal(detail.runCount, 20);
     assert.equal(detail.completedCount, 20);
@@ -250,7 +310,19 @@ describe('evaluators and experiments', () => {
     // counts: 2 leaves, 1 wrong → 0.5 for the wrong ones; text always 1 → weighted 0.75
     assert.ok(Math.abs((detail.avgScore as number) - (15 * 1 + 5 * 0.75) / 20) < 1e-9);
 
+    // The product SDK refuses text/csv (it accepts JSON, octet-stream and zip content types).
+    const raw = await h.api('GET', `/automations/${A}/experiments/${experimentId}/export?format=csv`);
+    assert.equal(raw.status, 200);
+    assert.equal(raw.headers.get('content-type'), 'application/octet-stream');
+    assert.equal(raw.headers.get('content-disposition'), `attachment; filename="${experimentId}.csv"`);
+    const rawJson = await h.api(
+      'GET',
+      `/automations/${A}/experiments/${experimentId}/export?format=json&includeTrace=1`,
+    );
+    assert.match(rawJson.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(rawJson.headers.get('content-disposition'), `attachment; filename="${experimentId}.json"`);
     const csv = parseCsv(await client.experiments.export(A, experimentId, { format: 'csv' }));
+    assert.equal(raw.body.toString('utf8'), csv.map((r) => r.map(cell).join(',') + '\r\n').join(''));
     const json = JSON.parse(await client.experiments.export(A, experimentId, { format: 'json' })) as Record<
       string,
       unknown
@@ -290,6 +362,14 @@ describe('evaluators and experiments', () => {
     assert.equal(failing.length, 5);
     const all = JSON.parse(await client.experiments.exportAll(A, { format: 'json' })) as unknown[];
     assert.ok(all.length >= 40 + 10);
+    const allCsv = await h.api('GET', `/automations/${A}/experiments/export?format=csv`);
+    assert.equal(allCsv.headers.get('content-type'), 'application/octet-stream');
+    assert.equal(allCsv.headers.get('content-disposition'), 'attachment; filename="text-report-results.csv"');
+    assert.equal(
+      parseCsv(allCsv.body.toString('utf8')).length - 1,
+      all.length,
+      'CSV and JSON list the same rows',
+    );
     const bad = await h.api('GET', `/automations/${A}/experiments/${experimentId}/export?format=xml`);
     assert.equal(bad.status, 400);
     const missing = await h.api('GET', `/automations/${A}/experiments/${experimentId}/export`);
@@ -301,11 +381,20 @@ describe('evaluators and experiments', () => {
     const listed = await h.api('GET', `/runs?batch_id=${experimentId}&limit=100`);
     assert.equal(listed.body.runs.length, 20);
 
+    const ref = await client.experiments.ref(experimentId);
+    assertWire(ExperimentRef, ref);
+    assert.deepEqual(ref, { id: experimentId, automationId: (await client.automations.get(A)).id });
+    // Another tenant does not find it, neither by id nor under the automation.
+    const keys = h.ctx.ctx.auth as KeyStore;
+    const other = (await keys.create({ tenant: 'tenant-other', user: 'eve', name: 'e', scopes: ['admin'] }))
+      .token;
+    assert.equal((await h.api('GET', `/experiments/${experimentId}`, { token: other })).status, 404);
     assert.equal(
-      (await client.experiments.ref(experimentId))['automationId'],
-      (await client.automations.get(A)).id,
+      (await h.api('GET', `/automations/${A}/experiments/${experimentId}`, { token: other })).status,
+      404,
     );
     const recent = await client.experiments.list(A, { fromDate: '-1d', limit: 100 });
+    assertWire(AutomationsExperimentsListResponse, recent);
     assert.ok((recent['data'] as { id: string }[]).some((e) => e.id === experimentId));
     const old = await client.experiments.list(A, { to_date: '7d ago' });
     assert.equal(old['total'], 0);
@@ -323,6 +412,14 @@ describe('evaluators and experiments', () => {
       (await h.api('POST', `/automations/${A}/experiments`, { body: { batchConcurrency: 0 } })).status,
       400,
     );
+    // A misspelt selection is refused rather than running the whole dataset.
+    const misspelt = await h.api('POST', `/automations/${A}/experiments`, { body: { exampleIds: [ids[0]] } });
+    assert.equal(misspelt.status, 400);
+    const nullConcurrency = await h.api('POST', `/automations/${A}/experiments`, {
+      body: { examples: [ids[2]], batchConcurrency: null },
+    });
+    assert.equal(nullConcurrency.status, 202);
+    await h.service.core.runs.waitFor(nullConcurrency.body.runs[0].id, HANG_MS);
     const badRef = await h.api('POST', `/automations/${A}/experiments`, {
       body: { examples: [ids[0]], sourceRef: 'no-such-ref' },
     });
@@ -360,8 +457,8 @@ describe('evaluators and experiments', () => {
       return (detail.completedCount ?? 0) >= 1 && detail.runs!.length === 3;
     });
     const cancelled = await client.experiments.cancel(A, created.id);
+    assertWire(ExperimentDetail, cancelled);
     assert.equal(cancelled.status, 'completed');
-    assert.equal(cancelled['cancelled'], true);
     const statuses = new Map(cancelled.runs!.map((r) => [r.id, r.status]));
     assert.equal(statuses.get(firstRun), 'completed', 'completed runs are kept');
     assert.equal(cancelled.resultsByRun![firstRun]!.length, 1, 'and so are their scores');
@@ -371,8 +468,9 @@ describe('evaluators and experiments', () => {
       others.every((r) => r.status === 'cancelled'),
       JSON.stringify(others),
     );
-    assert.equal(cancelled['notStarted'], 3, 'examples not started are never run');
-    assert.equal(cancelled.runs!.length + (cancelled['notStarted'] as number), 6);
+    assert.equal(cancelled.runCount, 6);
+    assert.equal(cancelled.runs!.length, 3, 'examples not started are never run');
+    assert.equal(cancelled.completedCount, 3);
     const again = await client.experiments.cancel(A, created.id);
     assert.equal(again.runs!.length, cancelled.runs!.length);
   });

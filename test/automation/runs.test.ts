@@ -4,6 +4,17 @@ import { unzipSync } from 'fflate';
 import { startHarness, type Harness } from './harness.js';
 import { Gate, GATED, installGated } from './gate.js';
 import { HANG_MS } from '../helpers/wait.js';
+import { assertWire } from './wire-check.js';
+import {
+  Run,
+  RunAccepted,
+  RunArtifactsResponse,
+  RunEventsResponse,
+  RunStepsResponse,
+  RunTraceResponse,
+  RunUsageResponse,
+  RunScoresResponse,
+} from '../../src/automation/wire/runs.js';
 
 describe('automation runs (built-ins)', () => {
   let h: Harness;
@@ -48,7 +59,12 @@ describe('automation runs (built-ins)', () => {
     assert.equal(res.status, 200);
     assert.ok(res.headers.get('x-request-id'));
     const run = res.body;
+    assertWire(Run, run);
+    assert.match(run.id, /^exec_/);
     assert.equal(run.finished, true);
+    assert.equal(run.error, null);
+    assert.equal(run.status, undefined, 'the status lives in execution');
+    assert.deepEqual(run.trigger, { type: 'api', by: { id: 'admin', name: null, email: '' } });
     assert.equal(run.execution.status, 'completed');
     assert.equal(run.execution.schemaValid, true);
     assert.deepEqual(run.output, {
@@ -68,6 +84,7 @@ describe('automation runs (built-ins)', () => {
     );
 
     const steps = await h.api('GET', `/runs/${run.id}/steps`);
+    assertWire(RunStepsResponse, steps.body);
     assert.deepEqual(
       steps.body.steps.map((s: any) => [s.name, s.status]),
       [
@@ -78,7 +95,9 @@ describe('automation runs (built-ins)', () => {
     );
     assert.deepEqual(steps.body.steps[0].output, { text: 'the cat and the hat' });
 
-    const events = (await h.api('GET', `/runs/${run.id}/events`)).body.events;
+    const eventsRes = await h.api('GET', `/runs/${run.id}/events`);
+    assertWire(RunEventsResponse, eventsRes.body);
+    const events = eventsRes.body.events;
     const types = events.map((e: any) => e.type);
     assert.equal(types[0], 'run.created');
     assert.equal(types[1], 'run.queued');
@@ -86,12 +105,10 @@ describe('automation runs (built-ins)', () => {
     assert.equal(types[types.length - 1], 'run.completed');
     assert.ok(types.includes('artifact.created'));
     assert.equal(types.filter((t: string) => t === 'step.completed').length, 3);
-    for (let i = 1; i < events.length; i++) {
-      assert.equal(events[i].seq, events[i - 1].seq + 1);
-      assert.ok(events[i].timestamp >= events[i - 1].timestamp);
-    }
+    for (let i = 1; i < events.length; i++) assert.ok(events[i].timestamp >= events[i - 1].timestamp);
 
     const trace = await h.api('GET', `/runs/${run.id}/trace`);
+    assertWire(RunTraceResponse, trace.body);
     assert.ok(
       trace.body.events.some(
         (e: any) => e.type === 'step' && e.stepName === 'analyze' && e.status === 'completed',
@@ -99,25 +116,33 @@ describe('automation runs (built-ins)', () => {
     );
     const usage = await h.api('GET', `/runs/${run.id}/usage`);
     assert.equal(usage.status, 200);
-    assert.equal(usage.body.execution.status, 'completed');
-    assert.equal(typeof usage.body.durationMs, 'number');
+    assertWire(RunUsageResponse, usage.body);
+    assert.equal(typeof usage.body.usage.durationMs, 'number');
     const scores = await h.api('GET', `/runs/${run.id}/scores`);
+    assertWire(RunScoresResponse, scores.body);
     assert.deepEqual(scores.body.scores, []);
 
+    // Any artifact goes out as octet-stream: the SDK's download refuses e.g. text/markdown.
     const report = await h.api('GET', `/runs/${run.id}/artifacts/output/report.md`);
     assert.equal(report.status, 200);
+    assert.equal(report.headers.get('content-type'), 'application/octet-stream');
+    assert.match(report.headers.get('content-disposition') ?? '', /filename="report.md"/);
     assert.match(report.body.toString(), /words: 5/);
 
     const expanded = await h.api('GET', `/runs/${run.id}?expand=input,usage,execution,debug`);
+    assertWire(Run, expanded.body);
     assert.deepEqual(expanded.body.input.args, { text: '  the cat   and the hat ' });
     assert.equal(expanded.body.execution.steps.length, 3);
+    assert.equal(expanded.body.execution.definitionSnapshot.name, 'Text report');
     assert.equal(expanded.body.debug.traceId, run.id);
-    assert.ok('usage' in expanded.body);
+    assert.equal(expanded.body.debug.observability.failure, null);
+    assert.equal(expanded.body.usage.durationMs, usage.body.usage.durationMs);
     const plain = await h.api('GET', `/runs/${run.id}`);
     assert.equal(plain.body.input, undefined);
+    assert.equal(plain.body.source.automationFound, true);
     const badExpand = await h.api('GET', `/runs/${run.id}?expand=everything`);
     assert.equal(badExpand.status, 400);
-    assert.equal(badExpand.body.issues[0].field, 'expand');
+    assert.match(badExpand.body.issues[0].field, /^expand/);
   });
 
   it('zips output files into a valid ZIP, and a signed token opens only the ZIP', async () => {
@@ -127,7 +152,19 @@ describe('automation runs (built-ins)', () => {
       })
     ).body;
     const listing = await h.api('GET', `/runs/${run.id}/artifacts`);
-    assert.deepEqual(listing.body.artifacts, ['output/report.md']);
+    assertWire(RunArtifactsResponse, listing.body);
+    assert.deepEqual(listing.body.artifacts, [
+      {
+        name: 'report.md',
+        role: 'output',
+        path: 'output/report.md',
+        stepName: 'report',
+        contentType: 'text/markdown',
+        size: listing.body.artifacts[0].size,
+      },
+    ]);
+    const zipUrl = listing.headers.get('x-download-url')!;
+    assert.ok(Date.parse(listing.headers.get('x-download-expires-at')!) > Date.now());
     const zip = await h.api('GET', `/runs/${run.id}/artifacts?zip=1`);
     assert.equal(zip.status, 200);
     assert.equal(zip.headers.get('content-type'), 'application/zip');
@@ -138,8 +175,8 @@ describe('automation runs (built-ins)', () => {
     const review = await h.api('GET', `/runs/${run.id}/artifacts?zip=1&bundle=review`);
     assert.deepEqual(Object.keys(unzipSync(new Uint8Array(review.body))), ['output/report.md']);
 
-    const token = listing.body.download.token;
-    const viaToken = await fetch(h.url + listing.body.download.zipUrl);
+    const token = new URL(zipUrl, h.url).searchParams.get('token')!;
+    const viaToken = await fetch(h.url + zipUrl);
     assert.equal(viaToken.status, 200);
     assert.ok(Object.keys(unzipSync(new Uint8Array(await viaToken.arrayBuffer()))).includes('report.md'));
     const notZip = await h.api('GET', `/runs/${run.id}/artifacts?token=${encodeURIComponent(token)}`, {
@@ -166,9 +203,9 @@ describe('automation runs (built-ins)', () => {
       const started = await h.api('POST', '/runs', {
         body: { target: GATED, input: { gate: gate.path, text: 'async' } },
       });
-      assert.equal(started.status, 200);
-      assert.equal(started.body.finished, false);
-      assert.ok(['pending', 'running'].includes(started.body.execution.status));
+      assert.equal(started.status, 201);
+      assertWire(RunAccepted, started.body);
+      assert.deepEqual(started.body, { id: started.body.id, type: 'workflow', finished: false });
       gate.open();
       const done = await h.service.core.runs.waitFor(started.body.id, HANG_MS);
       assert.equal(done.status, 'completed');
@@ -205,13 +242,19 @@ describe('automation runs (built-ins)', () => {
     });
     assert.equal(res.body.source.model, 'builtin:echo');
     const steps = await h.api('GET', `/runs/${res.body.id}/steps`);
-    assert.equal(steps.body.summary.agentTurns, 2);
-    assert.equal(steps.body.summary.toolCalls, 1);
-    const trace = (await h.api('GET', `/runs/${res.body.id}/trace`)).body.events;
+    assert.equal(steps.body.steps.length, 1);
+    assert.equal(steps.body.steps[0].agentTurns, 2);
+    assert.equal(steps.body.steps[0].toolCalls, 1);
+    const expanded = await h.api('GET', `/runs/${res.body.id}?expand=execution,input`);
+    assertWire(Run, expanded.body);
+    assert.deepEqual(expanded.body.execution.files, { output: [] });
+    const traceRes = await h.api('GET', `/runs/${res.body.id}/trace`);
+    assertWire(RunTraceResponse, traceRes.body);
+    const trace = traceRes.body.events;
     assert.ok(
       trace.some((e: any) => e.type === 'tool.result' && e.tool === 'word_count' && e.result.words === 3),
     );
-    const usage = (await h.api('GET', `/runs/${res.body.id}/usage`)).body;
+    const usage = (await h.api('GET', `/runs/${res.body.id}/usage`)).body.usage;
     assert.equal(usage.llmCallCount, 2);
     assert.equal(usage.agentTurns, 2);
     assert.ok(usage.tokens.input > 0 && usage.tokens.output > 0);

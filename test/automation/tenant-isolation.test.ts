@@ -201,7 +201,7 @@ describe('tenant isolation', () => {
         body: { target: AUTOMATION, input: { text: 'a-secret-run-text words' } },
       }),
     );
-    assert.equal(run.status, 'completed');
+    assert.equal(run.execution.status, 'completed');
     await ok(
       call(a, 'PUT', `${aut}/evaluators`, {
         body: {
@@ -229,8 +229,8 @@ describe('tenant isolation', () => {
       call(a, 'POST', `${ex}/expected`, { raw: form({ files: ['report.md', 'a-secret-expected-bytes'] }) }),
       201,
     );
-    const started = await ok(call(a, 'POST', `${ex}/run`), 202);
-    await h.service.core.runs.waitFor(started.runId, 60_000);
+    const started = await ok(call(a, 'POST', `${ex}/run`), 201);
+    await h.service.core.runs.waitFor(started.id, 60_000);
     const experiment = await ok(
       call(a, 'POST', `${aut}/experiments`, { body: { examples: [example.id] } }),
       202,
@@ -341,7 +341,7 @@ describe('tenant isolation', () => {
     };
     const bImport = () =>
       zipSync({
-        'examples/ex_b_import/example.json': strToU8(JSON.stringify({ name: 'b', input: { text: 'b' } })),
+        'examples/b-import/input.json': strToU8(JSON.stringify({ text: 'b' })),
       });
     /** B's request bodies; `{…}` placeholders are replaced by A's identifiers (or absent ones). */
     const bodies: Record<string, () => { body?: unknown; raw?: FormData | Uint8Array }> = {
@@ -357,9 +357,11 @@ describe('tenant isolation', () => {
       'POST /api/v1/automations/{id}/examples/{exampleId}/expected': () => ({
         raw: form({ files: ['report.md', 'overwritten by b'] }),
       }),
-      'PATCH /api/v1/automations/{id}/examples/{exampleId}/input/{path}': () => ({ body: { name: 'b.txt' } }),
+      'PATCH /api/v1/automations/{id}/examples/{exampleId}/input/{path}': () => ({
+        body: { newFilename: 'b.txt' },
+      }),
       'PATCH /api/v1/automations/{id}/examples/{exampleId}/expected/{path}': () => ({
-        body: { name: 'b.md' },
+        body: { newFilename: 'b.md' },
       }),
       'POST /api/v1/automations/{id}/dataset/import': () => ({ raw: bImport() }),
       'PUT /api/v1/automations/{id}/evaluators': () => ({
@@ -453,11 +455,15 @@ describe('tenant isolation', () => {
     );
     assert.equal(mine.id, ids.exampleId);
     assert.equal((await ok(call(b, 'GET', `${aut}/examples/${ids.exampleId}`))).name, 'b copy');
+    // Append compares names: B's 'b copy' collides, A's example of the same name does not count.
     const zip = zipSync({
-      [`examples/${ids.exampleId}/example.json`]: strToU8(JSON.stringify({ name: 'b imported' })),
+      'examples/b-copy/input.json': strToU8('{}'),
+      'examples/b-copy/meta.json': strToU8(JSON.stringify({ name: 'b copy' })),
+      'examples/a-secret-example-name/input.json': strToU8('{}'),
     });
     const appended = await ok(call(b, 'POST', `${aut}/dataset/import?mode=append`, { raw: zip }));
     assert.equal(appended.skipped, 1, "the collision is with B's own example, not A's");
+    assert.equal(appended.created, 1);
     await ok(call(b, 'DELETE', `${aut}/examples/${ids.exampleId}`));
     assert.deepEqual(await snapshotOfA(), before);
     assert.equal(

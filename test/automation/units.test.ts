@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { parseManifest, ManifestError } from '../../src/automation/registry/manifest.js';
 import { compareSemver } from '../../src/automation/registry/semver.js';
-import { parseAlias } from '../../src/automation/registry/service.js';
+import { parseAlias, parseTarget } from '../../src/automation/registry/service.js';
 import { parseTime, parseEndTime } from '../../src/automation/http/time.js';
 import { DownloadTokens } from '../../src/automation/http/tokens.js';
 import { decodeCursor, encodeCursor, CursorError } from '../../src/automation/runs/list.js';
@@ -62,6 +62,15 @@ describe('automation pure modules', () => {
     assert.equal(parseAlias('tools.x'), null);
     assert.equal(parseAlias('workflows.Bad_Slug'), null);
     assert.equal(parseAlias('aut_123'), null);
+    // Run targets: a slug or an automation id after the type prefix, or a bare id.
+    assert.deepEqual(parseTarget('workflows.aut_1@1.2.3'), {
+      type: 'workflow',
+      name: 'aut_1',
+      version: '1.2.3',
+    });
+    assert.deepEqual(parseTarget('agents.x'), { type: 'agent', name: 'x', version: undefined });
+    assert.deepEqual(parseTarget('aut_1'), { type: undefined, name: 'aut_1', version: undefined });
+    assert.deepEqual(parseTarget('tools.x@main'), { type: undefined, name: 'tools.x', version: 'main' });
   });
 
   it('parses absolute and relative times', () => {
@@ -104,6 +113,7 @@ describe('automation pure modules', () => {
   it('makes run ids in creation order and a stable sampleRank in [0, 1)', () => {
     const ids = [newRunId(1000), newRunId(1000), newRunId(1001)];
     assert.deepEqual([...ids].sort(), ids);
+    for (const id of ids) assert.match(id, /^exec_[0-9a-z]{22}$/);
     const r = sampleRank('t', 'run_1');
     assert.equal(sampleRank('t', 'run_1'), r);
     assert.notEqual(sampleRank('u', 'run_1'), r);

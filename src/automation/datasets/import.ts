@@ -1,6 +1,7 @@
-// The first half of a dataset import: the upload to a temp file, the import mode, and the
-// archive read, checked and extracted by an archive worker. The caller stores the result and
-// then calls discard(), which removes every temp file whatever happened.
+// The first half of a dataset import: the upload to a temp file, the import mode (the form field
+// `mode` as the SDK sends it, or the query parameter), and the archive read, checked and extracted
+// by an archive worker. The caller stores the result and then calls discard(), which removes
+// every temp file whatever happened.
 
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -23,7 +24,10 @@ export async function receiveDataset(
     await rm(staging, { recursive: true, force: true });
   };
   try {
-    const mode = queryMode ?? upload.fields['mode'] ?? 'append';
+    const formMode = upload.fields['mode'];
+    if (formMode !== undefined && queryMode !== undefined && formMode !== queryMode)
+      throw invalid('mode', `the form says mode=${formMode} and the query mode=${queryMode}`);
+    const mode = formMode ?? queryMode ?? 'append';
     if (mode !== 'append' && mode !== 'replace') throw invalid('mode', 'mode must be append or replace');
     const parsed = await q.archives.importDataset(upload.path, staging, q.archiveLimits);
     return { mode, parsed, discard };

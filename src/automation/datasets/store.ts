@@ -1,18 +1,61 @@
-// Dataset examples in LMDB (named database `examples`, key [tenant, automationId, exampleId]):
-// every read names the caller's tenant, so another tenant's example is simply absent. File
-// bytes live in the shared content-addressed blob store; each reference from an example holds
-// one count in `blobRefs`, so a blob is removed only when nothing (file, example) uses it.
+// Where dataset examples are kept. Callers depend on the ExampleStore interface; LmdbExampleStore
+// keeps them in LMDB (named database `examples`, key [tenant, automationId, exampleId]): every
+// read names the caller's tenant, so another tenant's example is simply absent. File bytes live
+// in the shared content-addressed blob store; each reference from an example holds one count in
+// `blobRefs`, so a blob is removed only when nothing (file, example) uses it.
 
 import type { Database } from 'lmdb';
 import { randomBytes } from 'node:crypto';
 import type { AutomationDb } from '../db.js';
-import { notFound } from '../errors.js';
+import { ApiError, notFound } from '../errors.js';
 import type { BlobStore } from '../files/blobs.js';
-import type { ExampleFileRef, ExampleFolder, ExampleRecord } from './types.js';
+import { byDatasetOrder, type ExampleRecord } from './types.js';
 
 export const newExampleId = () => `ex_${randomBytes(9).toString('hex')}`;
 
-export class ExampleStore {
+export type ImportMode = 'append' | 'replace';
+
+export interface ImportOutcome {
+  created: ExampleRecord[];
+  /** Append only: records not stored because the dataset already has an example of their name. */
+  skipped: ExampleRecord[];
+  deleted: number;
+  filesDeleted: number;
+}
+
+export interface ExampleStore {
+  /** A tenant's examples of an automation in dataset order (rowOrder, null last, then id). */
+  list(tenant: string, automationId: string): ExampleRecord[];
+  get(tenant: string, automationId: string, id: string): ExampleRecord | undefined;
+  /** As get, or a 404. */
+  find(tenant: string, automationId: string, id: string): ExampleRecord;
+  /** One past the highest rowOrder of the dataset (0 when empty). */
+  nextRowOrder(tenant: string, automationId: string): number;
+  /** Stores a record, replacing one of the same key. */
+  put(record: ExampleRecord): Promise<void>;
+  /** Stores a new record; a 409 when the id is taken (checked in the same transaction). */
+  insert(record: ExampleRecord): Promise<void>;
+  /** Read-modify-write in one transaction; `change` returns the new record or throws. */
+  update(
+    tenant: string,
+    automationId: string,
+    id: string,
+    change: (current: ExampleRecord) => ExampleRecord,
+  ): Promise<ExampleRecord>;
+  delete(tenant: string, automationId: string, id: string): Promise<ExampleRecord>;
+  /**
+   * Applies an import in one transaction. `replace` drops every example the tenant has of the
+   * automation first; `append` adds only records whose name the dataset does not have yet.
+   */
+  apply(
+    tenant: string,
+    automationId: string,
+    mode: ImportMode,
+    records: readonly ExampleRecord[],
+  ): Promise<ImportOutcome>;
+}
+
+export class LmdbExampleStore implements ExampleStore {
   readonly table: Database<ExampleRecord, [string, string, string]>;
 
   constructor(
@@ -26,11 +69,10 @@ export class ExampleStore {
     return this.table.getRange({ start: [tenant, automationId, ''], end: [tenant, automationId, '\uffff'] });
   }
 
-  /** A tenant's examples of an automation in dataset order (rowOrder, then id). */
   list(tenant: string, automationId: string): ExampleRecord[] {
     const out: ExampleRecord[] = [];
     for (const { value } of this.range(tenant, automationId)) out.push(value);
-    return out.sort((a, b) => a.rowOrder - b.rowOrder || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return out.sort(byDatasetOrder);
   }
 
   get(tenant: string, automationId: string, id: string): ExampleRecord | undefined {
@@ -45,7 +87,8 @@ export class ExampleStore {
 
   nextRowOrder(tenant: string, automationId: string): number {
     let max = -1;
-    for (const { value } of this.range(tenant, automationId)) max = Math.max(max, value.rowOrder);
+    for (const { value } of this.range(tenant, automationId))
+      if (value.rowOrder !== null) max = Math.max(max, Math.floor(value.rowOrder));
     return max + 1;
   }
 
@@ -86,7 +129,25 @@ export class ExampleStore {
     await this.collect(dropped);
   }
 
-  /** Read-modify-write in one transaction; `change` returns the new record or throws. */
+  async insert(record: ExampleRecord): Promise<void> {
+    const dropped: string[] = [];
+    let taken = false;
+    await this.db.root.transaction(() => {
+      const key: [string, string, string] = [record.tenant, record.automationId, record.id];
+      if (this.table.get(key) !== undefined) {
+        taken = true;
+        return;
+      }
+      this.adjustRefs(undefined, record, dropped);
+      this.table.putSync(key, record);
+    });
+    if (taken)
+      throw new ApiError(409, 'conflict', `example ${record.id} already exists`, [
+        { field: 'id', message: `example ${record.id} already exists`, code: 'conflict' },
+      ]);
+    await this.collect(dropped);
+  }
+
   async update(
     tenant: string,
     automationId: string,
@@ -130,22 +191,21 @@ export class ExampleStore {
     return removed;
   }
 
-  /**
-   * Applies an import in one transaction. `replace` drops every example the tenant has of the
-   * automation first; `append` adds only records whose id is free (the caller reports the others).
-   */
   async apply(
     tenant: string,
     automationId: string,
-    mode: 'append' | 'replace',
+    mode: ImportMode,
     records: readonly ExampleRecord[],
-  ): Promise<{ created: ExampleRecord[]; skipped: ExampleRecord[]; deleted: number; filesDeleted: number }> {
+  ): Promise<ImportOutcome> {
     const dropped: string[] = [];
     const created: ExampleRecord[] = [];
     const skipped: ExampleRecord[] = [];
     let deleted = 0;
     let filesDeleted = 0;
     await this.db.root.transaction(() => {
+      // An archive names its examples by their folder: the name is what append compares.
+      const names = new Set<string>();
+      if (mode === 'append') for (const { value } of this.range(tenant, automationId)) names.add(value.name);
       if (mode === 'replace') {
         for (const { key, value } of this.range(tenant, automationId)) {
           this.adjustRefs(value, undefined, dropped);
@@ -155,7 +215,7 @@ export class ExampleStore {
         }
       }
       for (const r of records) {
-        if (mode === 'append' && this.table.get([tenant, automationId, r.id]) !== undefined) {
+        if (names.has(r.name) || this.table.get([tenant, automationId, r.id]) !== undefined) {
           skipped.push(r);
           continue;
         }
@@ -166,11 +226,5 @@ export class ExampleStore {
     });
     await this.collect(dropped);
     return { created, skipped, deleted, filesDeleted };
-  }
-
-  fileRef(e: ExampleRecord, folder: ExampleFolder, path: string): ExampleFileRef {
-    const ref = e.files[folder][path];
-    if (!ref) throw notFound(`${folder} file ${JSON.stringify(path)}`, 'path');
-    return ref;
   }
 }

@@ -1,6 +1,7 @@
-// Dataset example records as stored, and the API view derived from them.
+// Dataset example records as stored, and the public view (the SDK's DatasetExample) derived from them.
 
 import type { AutomationType } from '../registry/manifest.js';
+import type { DatasetExample } from '../wire/datasets.js';
 
 export type ExampleFolder = 'input' | 'expected';
 
@@ -21,7 +22,8 @@ export interface ExampleRecord {
   expected: unknown;
   metadata: Record<string, unknown> | null;
   annotation: string | null;
-  rowOrder: number;
+  /** Dataset order; null (cleared) sorts after every numbered example. */
+  rowOrder: number | null;
   overrides: Record<string, unknown> | null;
   latestRunId: string | null;
   createdAt: string;
@@ -30,22 +32,30 @@ export interface ExampleRecord {
   files: Record<ExampleFolder, Record<string, ExampleFileRef>>;
 }
 
-export function exampleView(e: ExampleRecord): Record<string, unknown> {
+/** Dataset order: rowOrder (null last), then id. */
+export function byDatasetOrder(a: ExampleRecord, b: ExampleRecord): number {
+  const ra = a.rowOrder ?? Number.POSITIVE_INFINITY;
+  const rb = b.rowOrder ?? Number.POSITIVE_INFINITY;
+  if (ra !== rb) return ra < rb ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** The SDK's DatasetExample: exactly its fields (the input file paths are listed by their own route). */
+export function exampleView(e: ExampleRecord): DatasetExample {
   const base = `/api/v1/automations/${encodeURIComponent(e.automationId)}/examples/${encodeURIComponent(e.id)}`;
   return {
     id: e.id,
     name: e.name,
     automationId: e.automationId,
     automationType: e.automationType,
-    input: e.input,
-    expected: e.expected,
+    input: (e.input ?? null) as Record<string, unknown> | null,
+    expected: e.expected ?? null,
     expectedFiles: Object.keys(e.files.expected)
       .sort()
       .map((name) => ({
         name,
         url: `${base}/expected/${name.split('/').map(encodeURIComponent).join('/')}`,
       })),
-    inputFiles: Object.keys(e.files.input).sort(),
     metadata: e.metadata,
     annotation: e.annotation,
     rowOrder: e.rowOrder,

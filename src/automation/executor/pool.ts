@@ -6,12 +6,18 @@
 import { MessageChannel } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { RunFailure } from './failure.js';
 import type { RunTask, WorkerMessage } from './protocol.js';
 
 export type RunOutcome =
   | { kind: 'completed'; output: unknown }
-  | { kind: 'failed'; error: string }
-  | { kind: 'cancelled'; error: string };
+  | { kind: 'failed'; error: RunFailure }
+  | { kind: 'cancelled'; error: RunFailure };
+
+const failed = (code: RunFailure['code'], message: string): RunOutcome => ({
+  kind: 'failed',
+  error: new RunFailure(code, message),
+});
 
 export interface RunHandle {
   /** Cooperative first; forced after the grace period. */
@@ -73,8 +79,14 @@ export class RunPool {
     };
     const stoppedOutcome = (detail: string): RunOutcome =>
       timedOut
-        ? { kind: 'failed', error: `timed out after ${timeoutMs} ms${detail}` }
-        : { kind: 'cancelled', error: `cancelled${cancelReason ? `: ${cancelReason}` : ''}${detail}` };
+        ? failed('run_timeout', `timed out after ${timeoutMs} ms${detail}`)
+        : {
+            kind: 'cancelled',
+            error: new RunFailure(
+              'cancelled',
+              `cancelled${cancelReason ? `: ${cancelReason}` : ''}${detail}`,
+            ),
+          };
 
     const requestStop = (reason: string) => {
       if (settled || cancelReason !== undefined) return;
@@ -105,7 +117,7 @@ export class RunPool {
         done = msg;
         if (msg.ok) finish({ kind: 'completed', output: msg.output });
         else if (msg.cancelled || cancelReason !== undefined) finish(stoppedOutcome(''));
-        else finish({ kind: 'failed', error: msg.error });
+        else finish(failed('automation_error', msg.error));
       }
     });
     // A worker that ends without `done` (killed, crashed) closes its end of the channel.
@@ -114,7 +126,7 @@ export class RunPool {
         finish(
           cancelReason !== undefined
             ? stoppedOutcome(' (worker terminated)')
-            : { kind: 'failed', error: 'worker ended without a result' },
+            : failed('worker_crashed', 'worker ended without a result'),
         );
       }
     });
@@ -125,20 +137,16 @@ export class RunPool {
         () => {
           // `done` normally arrived already; if not, the port's close event settles it.
           if (!settled && done === undefined)
-            setTimeout(
-              () => finish({ kind: 'failed', error: 'worker ended without a result' }),
-              1000,
-            ).unref();
+            setTimeout(() => finish(failed('worker_crashed', 'worker ended without a result')), 1000).unref();
         },
         (err: unknown) => {
           if (settled) return;
           if (cancelReason !== undefined)
             finish(stoppedOutcome(started ? ' (worker terminated after the grace period)' : ''));
           else
-            finish({
-              kind: 'failed',
-              error: `worker failed: ${err instanceof Error ? err.message : String(err)}`,
-            });
+            finish(
+              failed('worker_crashed', `worker failed: ${err instanceof Error ? err.message : String(err)}`),
+            );
         },
       );
 

@@ -1,6 +1,7 @@
 // Experiment result rows for CSV and JSON export: one row per evaluator result, and one row
 // (empty evaluator columns, `error` set) for a run that produced no results, so both formats
-// list the same runs.
+// list the same runs. Rows are produced lazily and written out in chunks, so exporting every
+// experiment of an automation never holds the whole document in memory.
 
 import type { EvalResult } from '../runs/scores.js';
 import type { ExperimentRecord } from './types.js';
@@ -22,19 +23,18 @@ export const EXPORT_COLUMNS = [
 
 export type ExportRow = Record<(typeof EXPORT_COLUMNS)[number], string | number | boolean | null>;
 
-export function exportRows(
-  experiments: readonly ExperimentRecord[],
+export function* exportRows(
+  experiments: Iterable<ExperimentRecord>,
   scoresOf: (runId: string) => EvalResult[],
   runOf: (runId: string) => { status: string; error: string | null } | undefined,
-): ExportRow[] {
-  const rows: ExportRow[] = [];
+): Generator<ExportRow> {
   for (const exp of experiments)
     for (const ref of exp.runs) {
       const results = scoresOf(ref.id);
       if (results.length === 0) {
         const run = runOf(ref.id);
         const r = exp.results[ref.id];
-        rows.push({
+        yield {
           executionId: ref.id,
           exampleId: ref.exampleId,
           exampleName: ref.exampleName,
@@ -47,11 +47,11 @@ export function exportRows(
           weight: null,
           createdAt: new Date(ref.createdAt).toISOString(),
           error: run?.error ?? (run && run.status !== 'completed' ? `run ${run.status}` : null),
-        });
+        };
         continue;
       }
       for (const e of results)
-        rows.push({
+        yield {
           executionId: ref.id,
           exampleId: ref.exampleId,
           exampleName: ref.exampleName,
@@ -64,9 +64,8 @@ export function exportRows(
           weight: e.weight,
           createdAt: e.createdAt,
           error: e.error,
-        });
+        };
     }
-  return rows;
 }
 
 /**
@@ -84,8 +83,37 @@ export function csvCell(v: string | number | boolean | null): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-export function toCsv(rows: readonly ExportRow[]): string {
-  const lines = [EXPORT_COLUMNS.join(',')];
-  for (const r of rows) lines.push(EXPORT_COLUMNS.map((c) => csvCell(r[c])).join(','));
-  return lines.join('\r\n') + '\r\n';
+/** The whole CSV document as one string. */
+export function toCsv(rows: Iterable<ExportRow>): string {
+  return Buffer.concat([...csvChunks(rows)]).toString('utf8');
+}
+
+const CHUNK_CHARS = 64 * 1024;
+
+/** The CSV document (header line first) in chunks of about 64 KiB. */
+export function* csvChunks(rows: Iterable<ExportRow>): Generator<Buffer> {
+  let buf = EXPORT_COLUMNS.join(',') + '\r\n';
+  for (const r of rows) {
+    buf += EXPORT_COLUMNS.map((c) => csvCell(r[c])).join(',') + '\r\n';
+    if (buf.length >= CHUNK_CHARS) {
+      yield Buffer.from(buf, 'utf8');
+      buf = '';
+    }
+  }
+  yield Buffer.from(buf, 'utf8');
+}
+
+/** The JSON document, an array of the rows with their values as stored, in chunks. */
+export function* jsonChunks(rows: Iterable<ExportRow>): Generator<Buffer> {
+  let buf = '[';
+  let first = true;
+  for (const r of rows) {
+    buf += (first ? '' : ',') + JSON.stringify(r);
+    first = false;
+    if (buf.length >= CHUNK_CHARS) {
+      yield Buffer.from(buf, 'utf8');
+      buf = '';
+    }
+  }
+  yield Buffer.from(buf + ']', 'utf8');
 }

@@ -11,7 +11,7 @@ import type { RunRecord } from '../runs/types.js';
 import type { BlobStore } from '../files/blobs.js';
 import { scoreRun, type ModelProvider, type ScriptPool, type EvalFiles } from '../evals/index.js';
 import type { ExampleRecord } from '../datasets/types.js';
-import type { EvaluatorStore } from './evaluator-store.js';
+import type { EvaluatorConfigs } from './evaluator-service.js';
 
 export interface RunScoreSummary {
   score: number | null;
@@ -25,7 +25,7 @@ export class RunScorer {
       runs: RunService;
       scores: ScoreStore;
       blobs: BlobStore;
-      evaluators: EvaluatorStore;
+      evaluators: Pick<EvaluatorConfigs, 'config'>;
       pool: ScriptPool;
       provider: ModelProvider;
     },

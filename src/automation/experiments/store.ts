@@ -1,11 +1,21 @@
-// Experiments in LMDB (named database `experiments`, key [tenant, experimentId]): every read
-// names the caller's tenant, so another tenant's experiment is simply absent.
+// Where experiments are kept. Callers depend on the ExperimentStore interface; the LMDB class
+// keeps them in the named database `experiments` under the key [tenant, experimentId], so every
+// read names the caller's tenant and another tenant's experiment is simply absent.
 
 import type { Database } from 'lmdb';
 import type { AutomationDb } from '../db.js';
 import type { ExperimentRecord } from './types.js';
 
-export class ExperimentStore {
+export interface ExperimentStore {
+  get(tenant: string, id: string): ExperimentRecord | undefined;
+  put(record: ExperimentRecord): Promise<void>;
+  /** The tenant's experiments of an automation, newest first. */
+  list(tenant: string, automationId: string): ExperimentRecord[];
+  /** Of every tenant, not yet completed: read once at start to close what the last stop cut off. */
+  unfinished(): ExperimentRecord[];
+}
+
+export class LmdbExperimentStore implements ExperimentStore {
   private readonly table: Database<ExperimentRecord, [string, string]>;
 
   constructor(db: AutomationDb) {
@@ -16,11 +26,10 @@ export class ExperimentStore {
     return this.table.get([tenant, id]);
   }
 
-  put(record: ExperimentRecord): Promise<boolean> {
-    return this.table.put([record.tenant, record.id], record);
+  async put(record: ExperimentRecord): Promise<void> {
+    await this.table.put([record.tenant, record.id], record);
   }
 
-  /** The tenant's experiments of an automation, newest first. */
   list(tenant: string, automationId: string): ExperimentRecord[] {
     const out: ExperimentRecord[] = [];
     for (const { value } of this.table.getRange({ start: [tenant, ''], end: [tenant, '\uffff'] }))
@@ -28,7 +37,6 @@ export class ExperimentStore {
     return out.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
   }
 
-  /** Of every tenant: used once at start to close what the last stop cut off. */
   unfinished(): ExperimentRecord[] {
     const out: ExperimentRecord[] = [];
     for (const { value } of this.table.getRange()) if (value.status !== 'completed') out.push(value);

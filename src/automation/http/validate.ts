@@ -1,5 +1,6 @@
-// Request validation against the TypeBox schemas. Query names may come in camelCase (the
-// reference product's client) or snake_case (the spec); both fold onto the schema's names.
+// Request validation against the TypeBox schemas, used by the route contract (http/route.ts).
+// Query names may come in camelCase (the product's SDK) or snake_case (the spec); both fold onto
+// the declared names.
 
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
@@ -18,6 +19,7 @@ function checker(schema: TSchema): TypeCheck<TSchema> {
 }
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+const camel = (name: string) => name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 
 function issuesOf(check: TypeCheck<TSchema>, value: unknown, prefix: string): Issue[] {
   const out: Issue[] = [];
@@ -34,14 +36,38 @@ function issuesOf(check: TypeCheck<TSchema>, value: unknown, prefix: string): Is
   return out;
 }
 
+/** The declared name a query key stands for: as declared, or its snake_case / camelCase twin. */
+function declaredName(known: ReadonlySet<string>, key: string): string | undefined {
+  if (known.has(key)) return key;
+  const s = snake(key);
+  if (known.has(s)) return s;
+  const c = camel(key);
+  return known.has(c) ? c : undefined;
+}
+
+const isArraySchema = (schema: TSchema) =>
+  schema.type === 'array' ||
+  (Array.isArray(schema.anyOf) && (schema.anyOf as TSchema[]).some((s) => s.type === 'array'));
+
+/**
+ * Query parameters folded onto one declaration: names in snake_case or camelCase, booleans as
+ * true/false/1/0, numbers converted, and array parameters from repeated keys (`expand=a&expand=b`,
+ * the OpenAPI default form style) or comma-separated values (`expand=a,b`), or both.
+ */
 export function parseQuery<T>(schema: TObject, query: URLSearchParams): T {
   const known = new Set(Object.keys(schema.properties));
   const raw: Record<string, unknown> = {};
   for (const [key, value] of query) {
-    const name = known.has(key) ? key : snake(key);
-    if (!known.has(name)) continue;
+    const name = declaredName(known, key.endsWith('[]') ? key.slice(0, -2) : key);
+    if (name === undefined) continue;
     const prop = schema.properties[name] as TSchema;
-    if (prop.type === 'boolean') {
+    if (isArraySchema(prop)) {
+      const items = value
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '');
+      raw[name] = [...((raw[name] as string[] | undefined) ?? []), ...items];
+    } else if (prop.type === 'boolean') {
       const v = value.toLowerCase();
       raw[name] = v === '1' || v === 'true' ? true : v === '0' || v === 'false' ? false : value;
     } else raw[name] = value;

@@ -90,9 +90,9 @@ export function buildOpenApi(routes: readonly ApiRoute[], info: { version: strin
       const content: Json = {};
       for (const type of route.body.contentTypes) {
         content[type] =
-          type === 'application/json' && route.body.schema
+          route.body.schema && (type === 'application/json' || type === 'multipart/form-data')
             ? { schema: toJsonSchema(route.body.schema, components, false) }
-            : { schema: { type: 'object', description: route.body.description ?? '' } };
+            : { schema: { type: 'string', format: 'binary', description: route.body.description ?? '' } };
       }
       op['requestBody'] = { required: true, content };
     }

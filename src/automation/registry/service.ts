@@ -85,6 +85,29 @@ export function parseAlias(text: string): Target | null {
   return { type: m[1] === 'workflows' ? 'workflow' : 'agent', slug: m[2]!, version };
 }
 
+/** A run target: what `POST /runs` and `client.run()` name. */
+export interface RunTarget {
+  /** From the `workflows.` / `agents.` prefix; undefined for a bare automation id. */
+  type: AutomationType | undefined;
+  /** A slug or an automation id. */
+  name: string;
+  version: string | undefined;
+}
+
+/**
+ * `workflows.<slug or id>`, `agents.<slug or id>` or a bare automation id, each with an optional
+ * `@<version>`. The product SDK builds `workflows.<id>` from `client.run({type, id})`, so the part
+ * after the prefix may be either; slugs and ids never look alike (ids hold `_`, slugs cannot).
+ */
+export function parseTarget(text: string): RunTarget {
+  const at = text.indexOf('@');
+  const base = at >= 0 ? text.slice(0, at) : text;
+  const version = at >= 0 ? text.slice(at + 1) : undefined;
+  const m = /^(workflows|agents)\.(.+)$/.exec(base);
+  if (!m) return { type: undefined, name: base, version };
+  return { type: m[1] === 'workflows' ? 'workflow' : 'agent', name: m[2]!, version };
+}
+
 export class AutomationRegistry {
   private readonly manifests = new Map<string, Manifest>();
 
@@ -134,6 +157,18 @@ export class AutomationRegistry {
     }
     all.sort((a, b) => (a.type === b.type ? (a.slug < b.slug ? -1 : 1) : a.type === 'agent' ? -1 : 1));
     return { data: all.slice(q.offset, q.offset + q.limit), total: all.length };
+  }
+
+  /** The automation a run target names (its version aside), or undefined; a typed target must match the type. */
+  resolveTarget(target: Pick<RunTarget, 'type' | 'name'>): AutomationRecord | undefined {
+    if (target.type === undefined) return this.get(target.name);
+    if (PACKAGE_SEGMENT.test(target.name)) {
+      const id = this.db.aliases.get(packageName(target.type, target.name));
+      const record = id ? this.get(id) : undefined;
+      if (record) return record;
+    }
+    const record = this.get(target.name);
+    return record?.type === target.type ? record : undefined;
   }
 
   versions(automationId: string): VersionRecord[] {

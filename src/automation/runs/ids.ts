@@ -1,7 +1,11 @@
-// Run ids sort in creation order: a base-36 millisecond time, a per-process counter for runs
-// created in the same millisecond, and randomness so two processes never collide.
+// Run ids sort in creation order: the product's `exec_` prefix, a base-36 millisecond time, a
+// per-process counter for runs created in the same millisecond, and randomness so two processes
+// never collide. Runs stored before the prefix changed keep their `run_…` ids: a run is looked
+// up by its id as stored, so those stay readable.
 
 import { createHash, randomBytes } from 'node:crypto';
+
+export const RUN_ID_PREFIX = 'exec_';
 
 let lastMs = 0;
 let counter = 0;
@@ -12,7 +16,7 @@ export function newRunId(now: number): string {
     lastMs = now;
     counter = 0;
   }
-  return `run_${now.toString(36).padStart(9, '0')}${counter.toString(36).padStart(3, '0')}${randomBytes(5).toString('hex')}`;
+  return `${RUN_ID_PREFIX}${now.toString(36).padStart(9, '0')}${counter.toString(36).padStart(3, '0')}${randomBytes(5).toString('hex')}`;
 }
 
 /** Deterministic in [0, 1): the first 52 bits of SHA-256(tenant, run id) over 2^52. */

@@ -2,18 +2,20 @@
 // report, cancels them and lets callers wait for them. Live state of unfinished runs is kept
 // in memory and written through; the stored record is the truth once a run is terminal.
 
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 import type { Logger } from '../../core/log.js';
 import type { Principal } from '../../core/auth/types.js';
 import type { RunPool, RunHandle, RunOutcome } from '../executor/pool.js';
+import { RunFailure } from '../executor/failure.js';
 import type { InputFileRef, ProviderSettings, WorkerMessage } from '../executor/protocol.js';
 import { invalid, notFound, ApiError } from '../errors.js';
 import { checkRelativePath } from '../datasets/paths.js';
 import { snapshot } from '../files/blobs.js';
-import type { AutomationRegistry, AutomationRecord } from '../registry/service.js';
+import { parseTarget, type AutomationRegistry, type AutomationRecord } from '../registry/service.js';
 import { packagePath } from '../registry/repository.js';
 import type { Manifest } from '../registry/manifest.js';
+import type { BuildEntry } from '../archives/zip-writer.js';
 import { checkSchema, type JsonSchema, type ScriptPool } from '../evals/index.js';
 import { newRunId, sampleRank } from './ids.js';
 import type { RunStore } from './store.js';
@@ -22,12 +24,31 @@ import {
   emptyUsage,
   TERMINAL,
   type RunDetail,
+  type RunArtifact,
   type RunEvent,
   type RunGit,
   type RunInputFile,
   type RunRecord,
   type RunStatus,
 } from './types.js';
+
+/** Content types stored as-is in a ZIP (already compressed). */
+const COMPRESSED = /^(image\/(png|jpeg|gif|webp)|application\/(zip|gzip|pdf)|video\/|audio\/)/;
+
+/** Regular files under `dir` (symlinks are not followed), with their sizes for the ZIP limits. */
+async function listFiles(dir: string): Promise<{ name: string; size: number }[]> {
+  try {
+    const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+    const out: { name: string; size: number }[] = [];
+    for (const e of entries.filter((x) => x.isFile())) {
+      const path = join(e.parentPath ?? (e as unknown as { path: string }).path, e.name);
+      out.push({ name: relative(dir, path).split(sep).join('/'), size: (await stat(path)).size });
+    }
+    return out;
+  } catch {
+    return [];
+  }
+}
 
 /** A file the caller already stored as a blob, to be snapshotted into the run. */
 export interface StagedInputFile {
@@ -99,6 +120,33 @@ export class RunService {
     return join(this.options.runsDir, runId);
   }
 
+  /** The stored file behind an artifact path as listed (`output/report.md`), or an output's name. */
+  artifact(run: RunRecord, path: string): { file: RunArtifact; absPath: string } | undefined {
+    const file =
+      run.files.find((f) => f.path === path) ?? run.files.find((f) => f.role === 'output' && f.name === path);
+    return file ? { file, absPath: join(this.runDir(run.id), file.path) } : undefined;
+  }
+
+  /** The entries of an artifact ZIP: the output files, and for the review bundle expected/ too. */
+  async zipEntries(run: RunRecord, review: boolean): Promise<{ entries: BuildEntry[]; bytes: number }> {
+    const dir = this.runDir(run.id);
+    const entries: BuildEntry[] = [];
+    let bytes = 0;
+    for (const f of run.files.filter((x) => x.role === 'output')) {
+      const name = review ? `output/${f.name}` : f.name;
+      entries.push({ name, file: join(dir, f.path), level: COMPRESSED.test(f.contentType) ? 0 : 6 });
+      bytes += f.size;
+    }
+    if (review) {
+      const expectedDir = join(dir, 'expected');
+      for (const { name, size } of await listFiles(expectedDir)) {
+        entries.push({ name: `expected/${name}`, file: join(expectedDir, name), level: 6 });
+        bytes += size;
+      }
+    }
+    return { entries, bytes };
+  }
+
   /** The live record of an unfinished run, else the stored one. */
   get(id: string): RunRecord | undefined {
     return this.active.get(id)?.record ?? this.store.get(id);
@@ -106,6 +154,11 @@ export class RunService {
 
   getDetail(id: string): RunDetail | undefined {
     return this.active.get(id)?.detail ?? this.store.getDetail(id);
+  }
+
+  /** The detail of a run the caller holds (empty for a run whose detail was never written). */
+  detailOf(run: RunRecord): RunDetail {
+    return this.getDetail(run.id) ?? emptyDetail();
   }
 
   events(id: string): RunEvent[] {
@@ -124,17 +177,16 @@ export class RunService {
 
   async start(req: StartRunRequest): Promise<RunRecord> {
     if (this.closing) throw new ApiError(503, 'shutting_down', 'the service is shutting down');
-    const baseTarget = req.target.split('@')[0]!;
-    const targetVersion = req.target.includes('@')
-      ? req.target.slice(req.target.indexOf('@') + 1)
-      : undefined;
+    const target = parseTarget(req.target);
+    const targetVersion = target.version;
     if (targetVersion !== undefined && req.version !== undefined && targetVersion !== req.version) {
       throw invalid(
         'version',
         `target names version ${targetVersion} but the version parameter says ${req.version}`,
       );
     }
-    const automation = this.registry.find(baseTarget);
+    const automation = this.registry.resolveTarget(target);
+    if (!automation) throw notFound(`automation ${JSON.stringify(req.target)}`, 'target');
     if (automation.status !== 'active')
       throw new ApiError(403, 'automation_archived', `automation ${automation.slug} is archived`);
 
@@ -168,7 +220,8 @@ export class RunService {
     }
     const manifest = await this.registry.manifestAt(git.commitSha, automation.type, automation.slug);
     const trigger = req.trigger ?? 'api';
-    if (trigger === 'api' && !manifest.triggers.api) {
+    // The CLI calls the same API: the api trigger governs both.
+    if ((trigger === 'api' || trigger === 'cli') && !manifest.triggers.api) {
       throw new ApiError(403, 'api_trigger_disabled', `the api trigger of ${automation.slug} is disabled`, [
         { field: 'target', message: 'api trigger disabled in the manifest', code: 'api_trigger_disabled' },
       ]);
@@ -357,7 +410,10 @@ export class RunService {
     } catch (err) {
       await this.finish(active, {
         kind: 'failed',
-        error: `cannot load version ${record.version}: ${(err as Error).message}`,
+        error: new RunFailure(
+          'version_unavailable',
+          `cannot load version ${record.version}: ${(err as Error).message}`,
+        ),
       });
       return;
     }
@@ -504,7 +560,8 @@ export class RunService {
       status,
       completedAt: now,
       output: outcome.kind === 'completed' ? outcome.output : null,
-      error: outcome.kind === 'completed' ? null : outcome.error,
+      error: outcome.kind === 'completed' ? null : outcome.error.message,
+      errorCode: outcome.kind === 'completed' ? null : outcome.error.code,
       schemaValid,
     };
     active.record = next;
@@ -512,6 +569,7 @@ export class RunService {
       status === 'completed' ? 'run.completed' : status === 'cancelled' ? 'run.cancelled' : 'run.failed';
     const extra: Omit<RunEvent, 'seq' | 'type' | 'timestamp'> = { status };
     if (next.error) extra.message = next.error;
+    if (next.errorCode) extra.metadata = { code: next.errorCode };
     this.event(active, type, extra);
     try {
       await Promise.all(active.writes);
@@ -547,7 +605,10 @@ export class RunService {
       active.record = { ...active.record, cancelRequestedAt: Date.now() };
       active.handle?.cancel('cancelled while queued');
       const done = this.waitFor(id, 0);
-      await this.finish(active, { kind: 'cancelled', error: 'cancelled before it started' });
+      await this.finish(active, {
+        kind: 'cancelled',
+        error: new RunFailure('cancelled', 'cancelled before it started'),
+      });
       return { run: await done, state: 'cancelled', wasStatus };
     }
     if (active.record.cancelRequestedAt === null) {
@@ -653,7 +714,10 @@ export class RunService {
           // falls through to failed
         }
       }
-      await this.finish(active, { kind: 'failed', error: 'the service stopped while the run was in flight' });
+      await this.finish(active, {
+        kind: 'failed',
+        error: new RunFailure('service_interrupted', 'the service stopped while the run was in flight'),
+      });
       failed++;
     }
     return { requeued, failed };
@@ -666,7 +730,11 @@ export class RunService {
       const a = this.active.get(id);
       if (!a) return;
       a.handle?.cancel('service shutting down');
-      if (!a.handle) await this.finish(a, { kind: 'cancelled', error: 'service shutting down' });
+      if (!a.handle)
+        await this.finish(a, {
+          kind: 'cancelled',
+          error: new RunFailure('cancelled', 'service shutting down'),
+        });
     });
     await Promise.all(pending);
     await Promise.all([...this.active.keys()].map((id) => this.waitFor(id, 10_000)));

@@ -2,6 +2,7 @@
 
 import type { AutomationType } from '../registry/manifest.js';
 import type { StepReport, TokenUsage } from '../executor/protocol.js';
+import type { RunErrorCode } from '../executor/failure.js';
 
 /** The reference's ExecutionStatus; `pending` is "queued". */
 export type RunStatus =
@@ -51,6 +52,8 @@ export interface RunReviewSummary {
   verdict: 'correct' | 'incorrect' | null;
   note: string | null;
   hasCorrections: boolean;
+  /** Field and file corrections of the review (RunReviewSummary.correctionCount); absent in older records. */
+  correctionCount?: number;
   createdAt: number;
   updatedAt: number;
   closedAt: number | null;
@@ -73,11 +76,15 @@ export interface RunRecord {
   completedAt: number | null;
   cancelRequestedAt: number | null;
   sampleRank: number;
+  /** `by` is the user id of the caller's key, or `__system__` for runs the service started. */
   trigger: { type: string; by: string };
   batchId: string | null;
   exampleId: string | null;
   output: unknown;
+  /** The failure message of a failed or cancelled run (RunError on the wire). */
   error: string | null;
+  /** Why it failed, as a stable code (executor/failure.ts); absent in records written before codes. */
+  errorCode?: RunErrorCode | null;
   files: RunArtifact[];
   schemaValid: boolean | null;
   retry: { number: number; previousRunId: string | null; nextRunId: string | null };

@@ -131,7 +131,7 @@ export class RateLimitEngine {
       const hits = d.hitsAddend !== undefined ? d.hitsAddend : requestHits;
       const stats = this.statsFor(rule, metricKeys[i]);
       if (rule.unlimited) {
-        // Spec rule 5: answered without the store, statistics still collected.
+        // Unlimited rules (docs/ratelimit.md): answered without the store, statistics still collected.
         this.stats.add(stats.totalHits, hits);
         this.stats.add(stats.withinLimit, hits);
         statuses[i] = { code: Code.OK, limitRemaining: MAX_UINT32 };

@@ -1,4 +1,4 @@
-// Push consume over WebSocket (kafka-rest#76 asks for it; no anchor has it). The client grants
+// Push consume over WebSocket (asked for in https://github.com/confluentinc/kafka-rest/issues/76; no anchor has it). The client grants
 // credits, the server sends at most that many records, so a slow consumer is never flooded:
 //   client → server  {"credits": 100}      allow 100 more records (and, with auto-commit,
 //                                           commit what was delivered before: the client

@@ -1,0 +1,253 @@
+// /runs routes (HTTP only): start, rerun, list, get, cancel, events, steps, trace, usage, scores.
+// Shapes are the product SDK's (src/automation/wire/runs.ts), built by view.ts.
+
+import type { HttpResponse } from '../../core/http/index.js';
+import { invalid, notFound } from '../errors.js';
+import type { ApiDeps, ApiRoute } from '../http/api.js';
+import { route } from '../http/route.js';
+import { parseTarget } from '../registry/service.js';
+import {
+  Run,
+  RunCancelResponse,
+  RunEventsResponse,
+  RunScoresResponse,
+  RunStartResponse,
+  RunStepsResponse,
+  RunTraceResponse,
+  RunUsageResponse,
+  RunsListResponse,
+} from '../wire/runs.js';
+import { discard, readRunStart } from './intake.js';
+import { CursorError } from './list.js';
+import { toListQuery } from './list-query.js';
+import { GetRunQuery, RunListQuery, RunStartQuery, RunStartRequest } from './schemas.js';
+import type { RunService } from './service.js';
+import { TERMINAL, type RunRecord } from './types.js';
+import {
+  acceptedView,
+  cancelView,
+  eventView,
+  listItemView,
+  runView,
+  scoreView,
+  stepsView,
+  traceView,
+  usageView,
+  type Expand,
+  type ViewContext,
+} from './view.js';
+
+/** The caller's run, or 404 (another tenant's run is not found either). */
+export function ownRun(runs: RunService, id: string, tenant: string): RunRecord {
+  const run = runs.get(id);
+  if (!run || run.tenant !== tenant) throw notFound(`run ${JSON.stringify(id)}`, 'id');
+  return run;
+}
+
+/** Who started a run, from the `X-Eigenpal-Trigger` header the SDK's RunStartBody describes. */
+function triggerOf(header: string | undefined): 'api' | 'cli' {
+  return header?.trim().toLowerCase() === 'cli' ? 'cli' : 'api';
+}
+
+const START_RESPONSES = {
+  200: { description: 'Finished within wait_for_completion: the Run', schema: RunStartResponse },
+  201: { description: 'Accepted (asynchronous): {id, type, finished: false}', schema: RunStartResponse },
+  202: {
+    description: 'The wait ended first: {id, type, finished: false}; poll GET /runs/{id}',
+    schema: RunStartResponse,
+  },
+};
+
+export function runRoutes(deps: ApiDeps): ApiRoute[] {
+  const { runs, registry, settings } = deps;
+  const statusOf = (id: string) => runs.get(id)?.status;
+  const ctxFor = (run: RunRecord): ViewContext => ({ automation: registry.get(run.automationId), statusOf });
+  const own = (id: string, tenant: string) => ownRun(runs, id, tenant);
+
+  /**
+   * Without a wait: 201 with RunAccepted. With one: 200 and the Run when it finished in time,
+   * else 202 with RunAccepted (RunsStartResponses of the SDK).
+   */
+  async function answer(res: HttpResponse, run: RunRecord, waitSeconds: number | undefined): Promise<void> {
+    if (waitSeconds === undefined || waitSeconds <= 0) return res.json(acceptedView(run), 201);
+    const done = await runs.waitFor(run.id, waitSeconds * 1000);
+    if (TERMINAL.has(done.status)) return res.json(runView(done, ctxFor(done)), 200);
+    res.json(acceptedView(done), 202);
+  }
+
+  return [
+    route({
+      method: 'POST',
+      path: '/runs',
+      operationId: 'startRun',
+      summary: 'Start a run (asynchronous, or wait up to wait_for_completion seconds)',
+      tag: 'runs',
+      query: RunStartQuery,
+      body: { schema: RunStartRequest, rawContentTypes: ['multipart/form-data'] },
+      bodyOptional: true,
+      maxBodyBytes: settings.maxUploadBytes + 1024 * 1024,
+      responses: START_RESPONSES,
+      async handle(ctx) {
+        const principal = ctx.principal!;
+        const parsed = await readRunStart(
+          ctx.req,
+          ctx.body,
+          {
+            file: (tenant, id) => {
+              const f = deps.files.get(tenant, id);
+              return f && { ...f, path: deps.files.blobs.pathOf(f.sha256) };
+            },
+            tmpDir: deps.tmpDir,
+            maxUploadBytes: settings.maxUploadBytes,
+          },
+          ctx.tenant(),
+        );
+        let run: RunRecord;
+        try {
+          run = await runs.start({
+            target: parsed.target,
+            version: ctx.query.version,
+            input: parsed.input,
+            files: parsed.files,
+            overrides: parsed.overrides,
+            metadata: parsed.metadata,
+            principal,
+            trigger: triggerOf(ctx.req.headers['x-eigenpal-trigger']),
+          });
+        } finally {
+          await discard(parsed);
+        }
+        await answer(ctx.res, run, ctx.query.wait_for_completion);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/runs/{id}/rerun',
+      operationId: 'rerunRun',
+      summary: 'Start a new run from a stored run’s input (version=original pins its commit)',
+      tag: 'runs',
+      query: RunStartQuery,
+      responses: START_RESPONSES,
+      async handle(ctx) {
+        const source = own(ctx.params['id']!, ctx.tenant());
+        const run = await runs.rerun(source.id, ctx.query.version, ctx.principal!);
+        await answer(ctx.res, run, ctx.query.wait_for_completion);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/runs',
+      operationId: 'listRuns',
+      summary: 'List runs (cursor pagination; filters as the SDK sends them)',
+      tag: 'runs',
+      query: RunListQuery,
+      responses: { 200: { description: 'a page of runs', schema: RunsListResponse } },
+      handle(ctx) {
+        const q = toListQuery(ctx.query, {
+          tenant: ctx.tenant(),
+          defaultLimit: settings.listDefaultLimit,
+          maxLimit: settings.listMaxLimit,
+          sourceId: (s) => registry.resolveTarget(parseTarget(s))?.id ?? s,
+          lastReviewClosedAt: (t) => deps.lastReviewClosedAt(t),
+        });
+        let page;
+        try {
+          page = deps.listRuns(q);
+        } catch (err) {
+          if (err instanceof CursorError) throw invalid('cursor', err.message);
+          throw err;
+        }
+        return { runs: page.runs.map((r) => listItemView(r, { statusOf })), nextCursor: page.nextCursor };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/runs/{id}',
+      operationId: 'getRun',
+      summary: 'A run; expand adds input, usage, execution, debug',
+      tag: 'runs',
+      query: GetRunQuery,
+      responses: { 200: { description: 'the run', schema: Run } },
+      handle(ctx) {
+        const run = own(ctx.params['id']!, ctx.tenant());
+        const expand = new Set<Expand>(ctx.query.expand ?? []);
+        // The detail (input, steps, trace) is read only when a section needs it.
+        const detail = expand.size > 0 ? runs.getDetail(run.id) : undefined;
+        return runView(run, { ...ctxFor(run), detail, expand });
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/runs/{id}/cancel',
+      operationId: 'cancelRun',
+      summary: 'Cancel: queued → cancelled at once; running → requested; terminal → already_terminal',
+      tag: 'runs',
+      responses: { 200: { description: 'cancellation state', schema: RunCancelResponse } },
+      async handle(ctx) {
+        const run = own(ctx.params['id']!, ctx.tenant());
+        const result = await runs.cancel(run.id);
+        return cancelView(result.run, result.state, result.wasStatus);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/runs/{id}/events',
+      operationId: 'getRunEvents',
+      summary: 'Lifecycle timeline, in order',
+      tag: 'runs',
+      responses: { 200: { description: 'events', schema: RunEventsResponse } },
+      handle(ctx) {
+        const run = own(ctx.params['id']!, ctx.tenant());
+        return { events: runs.events(run.id).map(eventView) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/runs/{id}/steps',
+      operationId: 'getRunSteps',
+      summary: 'Workflow steps, or one execution summary step for agents',
+      tag: 'runs',
+      responses: { 200: { description: 'steps', schema: RunStepsResponse } },
+      handle(ctx) {
+        const run = own(ctx.params['id']!, ctx.tenant());
+        return { steps: stepsView(run, runs.detailOf(run)) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/runs/{id}/trace',
+      operationId: 'getRunTrace',
+      summary: 'Step records (workflows) or model/tool trace events (agents)',
+      tag: 'runs',
+      responses: { 200: { description: 'trace', schema: RunTraceResponse } },
+      handle(ctx) {
+        const run = own(ctx.params['id']!, ctx.tenant());
+        return { events: runs.detailOf(run).trace.map(traceView) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/runs/{id}/usage',
+      operationId: 'getRunUsage',
+      summary: 'Tokens, credits, duration and counters',
+      tag: 'runs',
+      responses: { 200: { description: 'usage', schema: RunUsageResponse } },
+      handle(ctx) {
+        const run = own(ctx.params['id']!, ctx.tenant());
+        return { usage: usageView(run, runs.detailOf(run)) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/runs/{id}/scores',
+      operationId: 'getRunScores',
+      summary: 'Automated evaluator results of the run',
+      tag: 'runs',
+      responses: { 200: { description: 'scores', schema: RunScoresResponse } },
+      handle(ctx) {
+        const run = own(ctx.params['id']!, ctx.tenant());
+        return { scores: deps.scores.list(run.id).map(scoreView) };
+      },
+    }),
+  ];
+}

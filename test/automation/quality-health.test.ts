@@ -1,9 +1,11 @@
 // Review health arithmetic on hand-computed cases: Wilson bounds, calendar buckets, rolling windows.
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Value } from '@sinclair/typebox/value';
 import { bucketStart, nextBucket, reviewHealth } from '../../src/automation/reviews/health.js';
 import { wilson } from '../../src/automation/reviews/wilson.js';
 import type { RunRecord } from '../../src/automation/runs/types.js';
+import { RunReviewHealthResponse } from '../../src/automation/wire/reviews.js';
 
 const near = (a: number | null | undefined, b: number, eps = 1e-4) =>
   assert.ok(a !== null && a !== undefined && Math.abs(a - b) < eps, `${a} ≉ ${b}`);
@@ -19,6 +21,7 @@ function run(id: string, createdAt: number, verdict?: 'correct' | 'incorrect' | 
             status: 'closed',
             verdict,
             note: null,
+            correctionCount: 0,
             hasCorrections: false,
             createdAt,
             updatedAt: createdAt,
@@ -74,12 +77,17 @@ describe('review health arithmetic', () => {
       rollingWindow: 4,
       minRollingReviews: 3,
     });
+    assert.ok(
+      Value.Check(RunReviewHealthResponse, h),
+      [...Value.Errors(RunReviewHealthResponse, h)][0]?.message,
+    );
+    // Coverage and correctness count ranked reviews only; the nit (f) is counted apart.
     assert.deepEqual(
       { ...h.summary, confidence: undefined },
       {
         totalRuns: 10,
-        reviewedRuns: 7,
-        reviewCoverage: 0.7,
+        reviewedRuns: 6,
+        reviewCoverage: 0.6,
         correctReviews: 4,
         incorrectReviews: 2,
         nitReviews: 1,
@@ -93,28 +101,43 @@ describe('review health arithmetic', () => {
       h.buckets.map((b) => [b.totalRuns, b.reviewedRuns, b.correctReviews, b.incorrectReviews, b.nitReviews]),
       [
         [4, 3, 2, 1, 0],
-        [3, 3, 2, 0, 1],
+        [3, 2, 2, 0, 1],
         [3, 1, 0, 1, 0],
       ],
     );
     assert.equal(h.buckets[1]!.reviewedCorrectness, 1);
-    // reviewed order: a c, b c, c i, e c, f nit, g c, i i; window 4, at least 3 reviews
+    assert.equal(h.buckets[1]!.reviewCoverage, 2 / 3);
+    // Ranked reviews in order: a c, b c, c i, e c, g c, i i; window 4, at least 3 reviews. The
+    // coverage window is the last 4 runs (reviewed or not) ending at the point's run.
     assert.deepEqual(
-      h.rolling.map((p) => [
-        p.runId,
-        p.reviewedRuns,
-        p.correctReviews,
-        p.incorrectReviews,
-        p.totalRunsInWindow,
-      ]),
+      h.rolling.map((p) => [p.at, p.reviewedRuns, p.correctReviews, p.totalRunsInWindow, p.reviewCoverage]),
       [
-        ['c', 3, 2, 1, 3],
-        ['e', 4, 3, 1, 5], // a..e holds the unreviewed d
-        ['f', 4, 2, 1, 5], // b c e f → runs b..f (d unreviewed)
-        ['g', 4, 2, 1, 5], // c e f g → runs c..g
-        ['i', 4, 2, 1, 5], // e f g i → runs e..i (h unreviewed)
+        [new Date(t0 + 2).toISOString(), 3, 2, 3, 1], // a b c
+        [new Date(t0 + day).toISOString(), 4, 3, 4, 3 / 4], // runs b c d e
+        [new Date(t0 + day + 2).toISOString(), 4, 3, 4, 2 / 4], // runs d e f g
+        [new Date(t0 + 2 * day + 1).toISOString(), 4, 2, 4, 2 / 4], // runs f g h i
       ],
     );
-    assert.equal(h.rolling[4]!.reviewCoverage, 4 / 5);
+    assert.equal(h.rolling[3]!.reviewedCorrectness, 0.5);
+    near(h.rolling[3]!.confidenceLower, 0.15); // Wilson 2 of 4
+    near(h.rolling[3]!.confidenceUpper, 0.85);
+  });
+
+  it('has no rolling points and null ratios when nothing is ranked', () => {
+    const t0 = Date.parse('2026-11-02T12:00:00Z');
+    const h = reviewHealth([run('a', t0, null), run('b', t0 + 1)], {
+      from: t0 - 1000,
+      to: t0 + 1000,
+      bucket: 'week',
+      rollingWindow: 100,
+      minRollingReviews: 1,
+    });
+    assert.ok(Value.Check(RunReviewHealthResponse, h));
+    assert.equal(h.summary.reviewedRuns, 0);
+    assert.equal(h.summary.nitReviews, 1);
+    assert.equal(h.summary.reviewCoverage, 0);
+    assert.equal(h.summary.reviewedCorrectness, null);
+    assert.deepEqual(h.summary.confidence, { lower: null, upper: null, method: 'wilson' });
+    assert.deepEqual(h.rolling, []);
   });
 });

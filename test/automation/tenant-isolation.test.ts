@@ -250,7 +250,8 @@ describe('tenant isolation', () => {
     );
     await ok(
       call(a, 'PUT', `/runs/${run.id}/reviews`, {
-        body: { verdict: 'incorrect', note: 'a-secret-review-note' },
+        // Closed explicitly: only a correct verdict closes a review by default.
+        body: { verdict: 'incorrect', status: 'closed', note: 'a-secret-review-note' },
       }),
     );
     await ok(

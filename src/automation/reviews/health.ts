@@ -1,9 +1,11 @@
-// Review health of an automation over a time range: coverage (reviewed / total runs) and
-// correctness (correct / (correct + incorrect); a null verdict is a "nit" and counts as reviewed
-// but not in correctness), each with a Wilson interval, per calendar bucket (UTC) and as a
-// rolling window over the last N reviewed runs. Runs are placed in time by their creation time.
+// Review health of an automation over a time range, as the SDK's RunReviewHealthResponse: a run
+// counts as reviewed when its review has a ranked verdict (correct or incorrect); a null verdict
+// is a "nit", counted apart and left out of coverage and correctness. Coverage = reviewed / total
+// runs, correctness = correct / reviewed with a Wilson interval, per calendar bucket (UTC) and as
+// a rolling window over the last N ranked reviews. Runs are placed in time by creation time.
 
 import type { RunRecord } from '../runs/types.js';
+import type { RunReviewHealthResponse } from '../wire/reviews.js';
 import { wilson } from './wilson.js';
 
 export type Bucket = 'day' | 'week' | 'month';
@@ -35,41 +37,50 @@ export function nextBucket(start: number, bucket: Bucket): number {
 
 interface Counts {
   total: number;
+  /** Ranked reviews: a correct or incorrect verdict. */
   reviewed: number;
   correct: number;
   incorrect: number;
   nit: number;
 }
 
+const isRanked = (r: RunRecord) => r.review?.verdict === 'correct' || r.review?.verdict === 'incorrect';
+
 function count(runs: readonly RunRecord[]): Counts {
   const c: Counts = { total: 0, reviewed: 0, correct: 0, incorrect: 0, nit: 0 };
   for (const r of runs) {
     c.total++;
     if (!r.review) continue;
-    c.reviewed++;
     if (r.review.verdict === 'correct') c.correct++;
     else if (r.review.verdict === 'incorrect') c.incorrect++;
     else c.nit++;
   }
+  c.reviewed = c.correct + c.incorrect;
   return c;
 }
 
 const ratio = (a: number, b: number) => (b > 0 ? a / b : null);
 
+function countFields(c: Counts) {
+  return {
+    totalRuns: c.total,
+    reviewedRuns: c.reviewed,
+    reviewCoverage: ratio(c.reviewed, c.total),
+    correctReviews: c.correct,
+    incorrectReviews: c.incorrect,
+    nitReviews: c.nit,
+    reviewedCorrectness: ratio(c.correct, c.reviewed),
+  };
+}
+
 export const MAX_BUCKETS = 2000;
 
-export function reviewHealth(runs: readonly RunRecord[], o: HealthOptions) {
+export function reviewHealth(runs: readonly RunRecord[], o: HealthOptions): RunReviewHealthResponse {
   const sorted = [...runs].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
   const s = count(sorted);
-  const ci = wilson(s.correct, s.correct + s.incorrect);
+  const ci = wilson(s.correct, s.reviewed);
   const summary = {
-    totalRuns: s.total,
-    reviewedRuns: s.reviewed,
-    reviewCoverage: ratio(s.reviewed, s.total),
-    correctReviews: s.correct,
-    incorrectReviews: s.incorrect,
-    nitReviews: s.nit,
-    reviewedCorrectness: ratio(s.correct, s.correct + s.incorrect),
+    ...countFields(s),
     confidence: { lower: ci?.lower ?? null, upper: ci?.upper ?? null, method: 'wilson' as const },
   };
 
@@ -79,58 +90,38 @@ export function reviewHealth(runs: readonly RunRecord[], o: HealthOptions) {
     const end = nextBucket(start, o.bucket);
     const inBucket: RunRecord[] = [];
     while (i < sorted.length && sorted[i]!.createdAt < end) inBucket.push(sorted[i++]!);
-    const c = count(inBucket);
-    const b = wilson(c.correct, c.correct + c.incorrect);
-    buckets.push({
-      start: iso(start),
-      end: iso(end),
-      totalRuns: c.total,
-      reviewedRuns: c.reviewed,
-      reviewCoverage: ratio(c.reviewed, c.total),
-      correctReviews: c.correct,
-      incorrectReviews: c.incorrect,
-      nitReviews: c.nit,
-      reviewedCorrectness: ratio(c.correct, c.correct + c.incorrect),
-      confidenceLower: b?.lower ?? null,
-      confidenceUpper: b?.upper ?? null,
-    });
+    buckets.push({ start: iso(start), end: iso(end), ...countFields(count(inBucket)) });
   }
 
-  // Rolling: one point per reviewed run, over it and the N-1 reviewed runs before it.
-  const reviewedIdx: number[] = [];
+  // Rolling: one point per ranked review, over it and the N-1 ranked reviews before it; its
+  // coverage is over the same number N of runs (reviewed or not) ending at that run.
+  const rankedBefore = [0]; // rankedBefore[k] = ranked reviews among sorted[0..k-1]
+  for (const r of sorted) rankedBefore.push(rankedBefore.at(-1)! + (isRanked(r) ? 1 : 0));
+  const rankedIdx: number[] = [];
   sorted.forEach((r, idx) => {
-    if (r.review) reviewedIdx.push(idx);
+    if (isRanked(r)) rankedIdx.push(idx);
   });
   const rolling = [];
   let correct = 0;
-  let incorrect = 0;
-  for (let k = 0; k < reviewedIdx.length; k++) {
-    const add = sorted[reviewedIdx[k]!]!.review!.verdict;
-    if (add === 'correct') correct++;
-    else if (add === 'incorrect') incorrect++;
+  for (let k = 0; k < rankedIdx.length; k++) {
+    if (sorted[rankedIdx[k]!]!.review!.verdict === 'correct') correct++;
     const leaving = k - o.rollingWindow;
-    if (leaving >= 0) {
-      const v = sorted[reviewedIdx[leaving]!]!.review!.verdict;
-      if (v === 'correct') correct--;
-      else if (v === 'incorrect') incorrect--;
-    }
-    const first = reviewedIdx[Math.max(0, k - o.rollingWindow + 1)]!;
-    const last = reviewedIdx[k]!;
+    if (leaving >= 0 && sorted[rankedIdx[leaving]!]!.review!.verdict === 'correct') correct--;
     const reviewedRuns = Math.min(k + 1, o.rollingWindow);
     if (reviewedRuns < o.minRollingReviews) continue;
-    const w = wilson(correct, correct + incorrect);
+    const last = rankedIdx[k]!;
+    const w = wilson(correct, reviewedRuns)!;
+    const first = Math.max(0, last - o.rollingWindow + 1);
     const totalRunsInWindow = last - first + 1;
     rolling.push({
       at: iso(sorted[last]!.createdAt),
-      runId: sorted[last]!.id,
       reviewedRuns,
       correctReviews: correct,
-      incorrectReviews: incorrect,
-      reviewedCorrectness: ratio(correct, correct + incorrect),
-      confidenceLower: w?.lower ?? null,
-      confidenceUpper: w?.upper ?? null,
+      reviewedCorrectness: correct / reviewedRuns,
+      confidenceLower: w.lower,
+      confidenceUpper: w.upper,
       totalRunsInWindow,
-      reviewCoverage: ratio(reviewedRuns, totalRunsInWindow),
+      reviewCoverage: (rankedBefore[last + 1]! - rankedBefore[first]!) / totalRunsInWindow,
     });
   }
 

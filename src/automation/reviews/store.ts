@@ -1,20 +1,30 @@
-// Reviews in LMDB (named database `reviews`, key [tenant, runId]; a review belongs to its run's
-// tenant). The summary that run listings filter on (verdict, status, note, dates, corrections)
-// is written onto the run record in the same transaction, so `GET /runs?has_review=…` and the
-// review never disagree. The time of the latest closed review (for `since_last_closed`) is kept
-// per tenant, so one tenant's reviewing never moves another tenant's listing.
+// Where reviews live. Callers depend on the ReviewStore interface; LmdbReviewStore keeps them in
+// LMDB (named database `reviews`, key [tenant, runId]; a review belongs to its run's tenant).
+// The summary that run listings filter on and show (verdict, status, note, correction count,
+// dates) is written onto the run record in the same transaction, so `GET /runs?has_review=…` and
+// the review never disagree. The time of the latest closed review (for `since_last_closed`) is
+// kept per tenant, so one tenant's reviewing never moves another tenant's listing.
 
 import type { Database } from 'lmdb';
 import type { AutomationDb } from '../db.js';
 import type { RunRecord, RunReviewSummary } from '../runs/types.js';
 import type { ReviewRecord } from './types.js';
 
+export interface ReviewStore {
+  /** The review of a run the caller already owns (its tenant is the run's). */
+  get(run: Pick<RunRecord, 'tenant' | 'id'>): ReviewRecord | undefined;
+  /** Stores (or with `null` removes) the review and the run's summary of it together. */
+  save(run: RunRecord, review: ReviewRecord | null): Promise<void>;
+}
+
 export function reviewSummary(r: ReviewRecord): RunReviewSummary {
   return {
     status: r.status,
     verdict: r.verdict,
+    // RunReviewSummary.hasNote is a non-empty note.
     note: r.note,
     hasCorrections: r.corrections.length > 0 || r.correctedOutput !== undefined || r.expectedFiles.length > 0,
+    correctionCount: r.corrections.length,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
     closedAt: r.closedAt,
@@ -24,19 +34,17 @@ export function reviewSummary(r: ReviewRecord): RunReviewSummary {
 /** The meta key holding a tenant's latest review close time. */
 export const lastClosedKey = (tenant: string) => `last-review-closed-at/${tenant}`;
 
-export class ReviewStore {
+export class LmdbReviewStore implements ReviewStore {
   private readonly table: Database<ReviewRecord, [string, string]>;
 
   constructor(private readonly db: AutomationDb) {
     this.table = db.root.openDB<ReviewRecord, [string, string]>({ name: 'reviews' });
   }
 
-  /** The review of a run the caller already owns (its tenant is the run's). */
   get(run: Pick<RunRecord, 'tenant' | 'id'>): ReviewRecord | undefined {
     return this.table.get([run.tenant, run.id]);
   }
 
-  /** Stores (or with `null` removes) the review and the run's summary of it together. */
   async save(run: RunRecord, review: ReviewRecord | null): Promise<void> {
     const next: RunRecord = { ...run, review: review ? reviewSummary(review) : null };
     await this.db.root.transaction(() => {

@@ -1,16 +1,22 @@
-// Human reviews of runs as stored (separate from evaluator scores).
+// Human reviews of runs as stored (separate from evaluator scores). Times are epoch milliseconds;
+// the wire view (view.ts) turns them into ISO strings.
 
 export type Verdict = 'correct' | 'incorrect' | null;
 export type ReviewStatus = 'open' | 'closed' | 'wont_fix';
 
-export interface Correction {
+export interface StoredCorrection {
+  /** `corr_<hex>`, or the id the client sent. */
+  id: string;
   kind: 'field' | 'file';
   path: string;
-  label?: string;
+  label: string | null;
+  /** undefined = not given (null is a legitimate JSON value). */
   originalValue?: unknown;
   correctedValue?: unknown;
-  note?: string;
-  correctedArtifactPath?: string;
+  note: string;
+  correctedArtifactPath?: string | null;
+  createdAt: number;
+  updatedAt: number;
 }
 
 export interface ExpectedFile {
@@ -22,18 +28,26 @@ export interface ExpectedFile {
 }
 
 export interface ReviewRecord {
+  /** `rev_<hex>`; kept while the review exists, new after a clear. */
+  id: string;
   runId: string;
   automationId: string;
   verdict: Verdict;
   status: ReviewStatus;
-  note: string | null;
-  /** undefined = no corrected output given (null is a legitimate corrected value). */
+  /** '' when none. */
+  note: string;
+  /** undefined = no corrected output (null is a legitimate corrected value). */
   correctedOutput?: unknown;
-  corrections: Correction[];
+  corrections: StoredCorrection[];
+  /** User id of the last reviewer. */
   reviewedBy: string;
+  /** Time of the last PUT. */
+  reviewedAt: number;
   closedBy: string | null;
+  closedAt: number | null;
+  /** The note as it was when the review left `open`. */
+  closedNote: string | null;
   createdAt: number;
   updatedAt: number;
-  closedAt: number | null;
   expectedFiles: ExpectedFile[];
 }

@@ -2,6 +2,48 @@
 // server loses errors and acknowledged writes), so they run with full type information.
 import tseslint from 'typescript-eslint';
 
+// Import boundaries: each library with a wide surface (a native HTTP server, gRPC, a database
+// driver, the logger) is imported by the one module that wraps it, and everything else goes
+// through that module, so swapping or upgrading a library touches one folder. The table is the
+// rule; docs/architecture.md ("Import boundaries") shows it. Tests, benches and load tests may
+// import anything.
+export const BOUNDARIES = [
+  { module: 'uWebSockets.js', allowed: ['src/core/http/**'], use: 'src/core/http' },
+  { module: '@grpc/grpc-js', allowed: ['src/core/grpc/**'], use: 'src/core/grpc' },
+  {
+    module: 'ioredis',
+    allowed: ['src/ratelimit/store/redis*.ts'],
+    use: 'src/ratelimit/store/redis-client.ts',
+  },
+  {
+    module: 'lmdb',
+    // Storage modules: files named for what they store.
+    allowed: ['src/**/*store.ts', 'src/**/storage.ts', 'src/**/db.ts', 'src/streams/log/lmdb.ts'],
+    use: 'a store module (src/automation/db.ts, src/streams/storage.ts, *store.ts)',
+  },
+  { module: 'pino', allowed: ['src/core/log.ts'], use: 'src/core/log.ts (createLogger, type Logger)' },
+  {
+    module: 'ajv',
+    allowed: ['src/automation/schemas/compiler.ts'],
+    use: 'src/automation/schemas/compiler.ts (one dialect choice, one bounded cache)',
+  },
+];
+
+const restriction = (b) => ({
+  group: [b.module, `${b.module}/*`],
+  message: `${b.module} is imported only in ${b.allowed.join(', ')}; use ${b.use}.`,
+});
+
+// Rule options do not merge across config objects: the last object matching a file wins. So
+// every file of src/ gets all restrictions, and each boundary's allowed files get all but their
+// own. The allowed sets do not overlap; if they ever did, the file would get the stricter list.
+const boundaryRules = (except) => ({
+  '@typescript-eslint/no-restricted-imports': [
+    'error',
+    { patterns: BOUNDARIES.filter((b) => b !== except).map(restriction) },
+  ],
+});
+
 export default tseslint.config(
   {
     ignores: [
@@ -41,4 +83,6 @@ export default tseslint.config(
       '@typescript-eslint/restrict-template-expressions': 'off',
     },
   },
+  { files: ['src/**/*.ts', 'workers/**/*.ts'], rules: boundaryRules(undefined) },
+  ...BOUNDARIES.map((b) => ({ files: b.allowed, rules: boundaryRules(b) })),
 );

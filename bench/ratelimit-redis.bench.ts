@@ -7,7 +7,7 @@
 import { Redis } from 'ioredis';
 import { EnvReader } from '../src/core/settings/index.js';
 import { createConfiguredStores, type ConfiguredStores } from '../src/ratelimit/store/factory.js';
-import { loadStoreSettings } from '../src/ratelimit/store-settings.js';
+import { loadStoreSettings } from '../src/ratelimit/settings/store.js';
 import type { CounterOp } from '../src/ratelimit/store/types.js';
 import { redisAvailable, startRedis, type RedisProcess } from '../test/helpers/redis.js';
 import type { BenchFile } from './types.js';

@@ -267,7 +267,7 @@ async function checkGrpcOnce(address: string, load: GrpcLoad): Promise<string> {
     return 'OK';
   } catch (err) {
     if (err instanceof GrpcError)
-      throw new Error(`the scenario's gRPC request fails with ${statusName(err.code)}: ${err.message}`);
+      throw new Error(`the scenario's gRPC request fails with ${statusName(err.status)}: ${err.message}`);
     throw err;
   } finally {
     client.close();

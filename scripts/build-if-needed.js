@@ -1,5 +1,7 @@
 // Builds dist/ with tsc when any source file is newer than the last build, so `npm start` and
-// the `sluice` command work on a fresh clone without a separate build step.
+// the `sluice` command work on a fresh clone without a separate build step. A production install
+// (`npm prune --omit=dev` after `npm run build`, docs/deployment.md) has no TypeScript: there the
+// built dist/ runs as it is.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -20,6 +22,12 @@ function newestMtime(dir) {
 
 export async function ensureBuilt() {
   const stamp = join(root, 'dist', '.build-stamp');
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  if (!existsSync(tsc)) {
+    if (existsSync(join(root, 'dist', 'src', 'cli.js'))) return;
+    process.stderr.write('sluice: dist/ is missing and TypeScript is not installed: run `npm ci && npm run build`\n');
+    process.exit(1);
+  }
   const sources = Math.max(
     newestMtime(join(root, 'src')),
     newestMtime(join(root, 'workers')),
@@ -27,7 +35,6 @@ export async function ensureBuilt() {
   );
   if (existsSync(stamp) && statSync(stamp).mtimeMs >= sources) return;
   process.stderr.write('sluice: building (tsc)…\n');
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
   if (result.status !== 0) {
     process.stderr.write('sluice: build failed\n');

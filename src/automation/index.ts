@@ -32,7 +32,7 @@ import { RunStore } from './runs/store.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
 import { qualityContributor } from './quality.js';
 import { lastClosedKey } from './reviews/store.js';
-import { ScriptPool, scriptPoolOptionsFromEnv } from './evals/index.js';
+import { ScriptPool } from './evals/index.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
 export type { ScoreStore, EvalResult } from './runs/scores.js';
@@ -90,7 +90,7 @@ export async function startAutomation(
     throw new Error('the automation service is stateful and must run on front-end thread 0 only');
   const settings = loadAutomationSettings(ctx.env, ctx.core);
   // Threads start on first use; built before anything opens so a bad setting leaks nothing.
-  const evalPool = new ScriptPool(scriptPoolOptionsFromEnv(ctx.env));
+  const evalPool = new ScriptPool(settings.evalPool);
   const log = ctx.log.child({ service: 'automation' });
   await mkdir(settings.dataDir, { recursive: true });
   const db = openAutomationDb(join(settings.dataDir, 'meta.lmdb'));
@@ -163,8 +163,7 @@ export async function startAutomation(
       ...fileRoutes(deps),
     ];
     // Datasets, evaluators, experiments and reviews are part of the service by default.
-    for (const contribute of [qualityContributor(ctx.env), ...contributors])
-      routes.push(...contribute(core, deps));
+    for (const contribute of [qualityContributor(), ...contributors]) routes.push(...contribute(core, deps));
     const openapi = JSON.stringify(buildOpenApi(routes, { version: '1.0.0' }));
     const router = new Router();
     for (const prefix of API_PREFIXES)

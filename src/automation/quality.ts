@@ -2,8 +2,6 @@
 // configuration, experiments, reviews and review health. It plugs into startAutomation as a
 // RouteContributor; the evaluator worker pool is the service's (AutomationCore.evalPool).
 
-import type { Logger } from 'pino';
-import type { EnvReader } from '../core/settings/index.js';
 import type { AutomationCore, RouteContributor } from './index.js';
 import type { ApiRoute } from './http/api.js';
 import type { AutomationDb } from './db.js';
@@ -28,17 +26,7 @@ import { RunScorer } from './experiments/scoring.js';
 import { LmdbExperimentStore } from './experiments/store.js';
 import { reviewRoutes } from './reviews/routes.js';
 import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
-import { createLogger } from '../core/log.js';
-
-export interface QualitySettings {
-  experimentConcurrency: number;
-}
-
-export function loadQualitySettings(env: EnvReader): QualitySettings {
-  return {
-    experimentConcurrency: env.int('AUTOMATION_EXPERIMENT_CONCURRENCY', 8, { min: 1, max: 256 }),
-  };
-}
+import { createLogger, type Logger } from '../core/log.js';
 
 /** Everything the quality routes use, built once per service. */
 export interface QualityContext {
@@ -67,11 +55,9 @@ export interface QualityContext {
 export function buildQualityContext(
   core: AutomationCore,
   deps: { tmpDir: string },
-  env: EnvReader,
   provider: ModelProvider = createJudgeProvider(core.settings),
 ): { q: QualityContext; pool: ScriptPool } {
   const log = createLogger('automation-quality');
-  const s = loadQualitySettings(env);
   const pool = core.evalPool;
   const blobs = core.files.blobs;
   const examples = new LmdbExampleStore(core.db, blobs);
@@ -104,7 +90,7 @@ export function buildQualityContext(
     scorer,
     archiveLimits: core.settings.archiveLimits,
     archives: core.archives,
-    experimentConcurrency: s.experimentConcurrency,
+    experimentConcurrency: core.settings.experimentConcurrency,
     log,
     discardBlob: (sha) => core.files.discardIfUnreferenced(sha),
     scoreWhenDone(runId, example) {
@@ -117,10 +103,13 @@ export function buildQualityContext(
   return { q, pool };
 }
 
-/** The RouteContributor startAutomation registers; it closes its experiments on shutdown. */
-export function qualityContributor(env: EnvReader): RouteContributor {
+/**
+ * The RouteContributor startAutomation registers; it closes its experiments on shutdown. Its
+ * settings come from `core.settings` (src/automation/settings.ts).
+ */
+export function qualityContributor(): RouteContributor {
   return (core, deps): ApiRoute[] => {
-    const { q } = buildQualityContext(core, deps, env);
+    const { q } = buildQualityContext(core, deps);
     void q.experiments.recover().then(
       (n) =>
         n > 0 && q.log.info({ experiments: n }, 'experiments cut off by the last stop closed as interrupted'),

@@ -1,9 +1,13 @@
-// Automation service settings (environment only; a bad value stops the start naming the variable).
+// Every automation service setting, read once at start (environment only; a bad value stops the
+// start naming the variable). The rest of the service is handed these values and reads no
+// environment itself.
 
 import { join } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { SettingsError, type CoreSettings, type EnvReader } from '../core/settings/index.js';
 import type { ArchiveLimits } from './archives/limits.js';
+import { SCRIPT_LIMITS } from './evals/config-types.js';
+import type { ScriptPoolOptions } from './evals/sandbox.js';
 
 export interface AutomationSettings {
   readonly host: string;
@@ -38,6 +42,10 @@ export interface AutomationSettings {
   readonly openaiModel: string | undefined;
   /** Model of llm-judge evaluators whose config names none (`deterministic`: the offline judge). */
   readonly judgeModel: string | undefined;
+  /** The evaluator worker pool (also runs schema checks with `pattern`); docs/evaluators.md. */
+  readonly evalPool: Readonly<Required<ScriptPoolOptions>>;
+  /** Experiment examples run at once per experiment. */
+  readonly experimentConcurrency: number;
 }
 
 export function loadAutomationSettings(env: EnvReader, core: CoreSettings): AutomationSettings {
@@ -74,6 +82,26 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     openaiApiKey: env.optionalString('AUTOMATION_OPENAI_API_KEY'),
     openaiModel: env.optionalString('AUTOMATION_OPENAI_MODEL'),
     judgeModel: env.optionalString('AUTOMATION_JUDGE_MODEL'),
+    evalPool: loadEvalPool(env),
+    experimentConcurrency: env.int('AUTOMATION_EXPERIMENT_CONCURRENCY', 8, { min: 1, max: 256 }),
+  });
+}
+
+function loadEvalPool(env: EnvReader): Readonly<Required<ScriptPoolOptions>> {
+  return Object.freeze({
+    // Threads per memory limit used by configs; scoring is rare next to the runs it scores.
+    maxThreads: env.int('AUTOMATION_EVAL_THREADS', 1, { min: 1, max: 64 }),
+    defaultMemoryLimitMb: env.int('AUTOMATION_EVAL_MEMORY_MB', SCRIPT_LIMITS.memoryMb.def, {
+      min: SCRIPT_LIMITS.memoryMb.min,
+      max: SCRIPT_LIMITS.memoryMb.max,
+    }),
+    graceMs: env.duration('AUTOMATION_EVAL_KILL_GRACE', 2000),
+    idleTimeoutMs: env.duration('AUTOMATION_EVAL_IDLE_TIMEOUT', 30_000),
+    // Regex evaluators and validation against schemas with `pattern` (evaluators, run input
+    // and output schemas); legitimate patterns finish in microseconds.
+    patternTimeoutMs: env.duration('AUTOMATION_PATTERN_TIMEOUT', 1000),
+    // On by default so existing configs keep working; docs/security.md says what it exposes.
+    customScripts: env.bool('AUTOMATION_CUSTOM_SCRIPTS', true),
   });
 }
 

@@ -5,9 +5,9 @@
 import type { MessagePort } from 'node:worker_threads';
 import { openKeyStore } from './auth/index.js';
 import { HealthRegistry } from './health.js';
-import { createLogger } from './log.js';
+import { configureLogging, createLogger } from './log.js';
 import type { RunningService, ServiceName } from './service.js';
-import { EnvReader, loadCoreSettings } from './settings/index.js';
+import { EnvReader, loadCoreSettings, type LogSettings } from './settings/index.js';
 import { SERVICES } from '../services.js';
 
 export interface FrontEndData {
@@ -15,6 +15,8 @@ export interface FrontEndData {
   shared: Record<string, Record<string, SharedArrayBuffer>>;
   index: number;
   count: number;
+  /** The supervisor's log settings, so every thread logs alike without reading them again. */
+  log: LogSettings;
 }
 
 export type FrontEndMessage =
@@ -24,6 +26,7 @@ export type FrontEndMessage =
 
 export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promise<void> {
   const env = new EnvReader();
+  configureLogging(data.log);
   const log = createLogger('sluice', { thread: data.index });
   const running: RunningService[] = [];
   let keys: ReturnType<typeof openKeyStore> | undefined;

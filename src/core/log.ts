@@ -1,16 +1,17 @@
-// One pino logger for the process. LOG_FORMAT=json gives the spec's fields (`@message`,
+// One pino logger per thread. LOG_FORMAT=json gives the spec's fields (`@message`,
 // `@timestamp`, `level` as a word); the default text format is one readable line per event.
+// The settings come from core settings (loadLogSettings), handed in through configureLogging.
 
 import { pino, type Logger, type LoggerOptions } from 'pino';
-import { EnvReader, LOG_LEVELS, type LogFormat, type LogLevel } from './settings/index.js';
+import { loadLogSettings, type LogFormat, type LogLevel, type LogSettings } from './settings/index.js';
 
 export type { Logger } from 'pino';
 
 let root: Logger | undefined;
 
-function levelFromEnv(env: EnvReader): LogLevel {
-  const level = env.enumeration('LOG_LEVEL', [...LOG_LEVELS, 'warning'] as const, 'info');
-  return level === 'warning' ? 'warn' : level;
+/** Sets this thread's logger; call it before the first log line (later calls replace the root). */
+export function configureLogging(settings: LogSettings): void {
+  root = buildLogger(settings.level, settings.format);
 }
 
 export function buildLogger(level: LogLevel, format: LogFormat): Logger {
@@ -46,13 +47,10 @@ export function buildLogger(level: LogLevel, format: LogFormat): Logger {
   });
 }
 
-/** The process logger, configured from LOG_LEVEL and LOG_FORMAT on first use. */
+/** This thread's logger; a thread nobody configured reads the log settings on first use. */
 export function rootLogger(): Logger {
-  if (!root) {
-    const env = new EnvReader();
-    root = buildLogger(levelFromEnv(env), env.enumeration('LOG_FORMAT', ['text', 'json'] as const, 'text'));
-  }
-  return root;
+  if (!root) configureLogging(loadLogSettings());
+  return root!;
 }
 
 export function createLogger(name: string, bindings: Record<string, unknown> = {}): Logger {

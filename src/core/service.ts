@@ -1,7 +1,7 @@
 // The contract between the core and a service. A service starts inside one thread from a
 // ServiceContext and returns something that can be closed; the core decides on which threads.
 
-import type { Logger } from 'pino';
+import type { Logger } from './log.js';
 import type { Authenticator } from './auth/types.js';
 import type { HealthRegistry } from './health.js';
 import type { CoreSettings, EnvReader } from './settings/index.js';

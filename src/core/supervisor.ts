@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { openKeyStore } from './auth/index.js';
 import type { FrontEndData, FrontEndMessage } from './frontend.js';
-import { createLogger } from './log.js';
+import { configureLogging, createLogger } from './log.js';
 import type { ServiceName } from './service.js';
 import { EnvReader, loadCoreSettings } from './settings/index.js';
 import { startWorker } from './worker-entry.js';
@@ -23,6 +23,7 @@ export interface SupervisorOptions {
 export async function runSupervisor(options: SupervisorOptions): Promise<number> {
   const env = new EnvReader();
   const core = loadCoreSettings(env);
+  configureLogging(core.log);
   const log = createLogger('supervisor');
   const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const threads = options.threads ?? core.threads;
@@ -52,7 +53,13 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
 
   const spawn = (index: number): Promise<FrontEndMessage> =>
     new Promise((resolve) => {
-      const data: FrontEndData = { services: options.services, shared, index, count: threads };
+      const data: FrontEndData = {
+        services: options.services,
+        shared,
+        index,
+        count: threads,
+        log: core.log,
+      };
       const worker = startWorker('frontend', { workerData: { ...data } });
       workers.set(index, worker);
       let settled = false;

@@ -12,6 +12,7 @@ import {
 import { fromWire, RLS_SERVICE, type WireRequest } from './server/grpc.js';
 import { encodeResponse } from './server/json-codec.js';
 import type { RateLimitResponse } from './types.js';
+import { CodedError } from '../core/errors.js';
 
 export interface ClientArgs {
   dialString: string;
@@ -20,7 +21,11 @@ export interface ClientArgs {
   timeoutMs: number;
 }
 
-export class UsageError extends Error {}
+export class UsageError extends CodedError {
+  constructor(message: string) {
+    super('invalid_usage', message);
+  }
+}
 
 const USAGE =
   'usage: sluice ratelimit-client [-dial_string host:port] -domain <domain> -descriptors k=v[,k2=v2] [-descriptors …]';
@@ -100,7 +105,7 @@ export async function runRatelimitClient(
     return 0;
   } catch (error) {
     const message =
-      error instanceof GrpcError ? `${statusName(error.code)}: ${error.message}` : (error as Error).message;
+      error instanceof GrpcError ? `${statusName(error.status)}: ${error.message}` : (error as Error).message;
     io.err(`request error: ${message}\n`);
     return 1;
   } finally {

@@ -10,9 +10,7 @@ import { loadCoreSettings, type EnvReader } from '../core/settings/index.js';
 import { ConfigManager } from './config/manager.js';
 import { FileConfigProvider, type ConfigProvider } from './config/provider.js';
 import { createXdsProvider } from './config/xds.js';
-import { loadObservabilitySettings } from './obs-settings.js';
 import { startStatsOutputs } from './stats/outputs/index.js';
-import { toGrpcServerTls } from './tls-settings.js';
 import { createTracer } from './tracing.js';
 import { defaultRuntimeRoot, seedRuntime } from './config/seed.js';
 import { EventLoopClock, type TimeSource } from './engine/clock.js';
@@ -21,21 +19,20 @@ import { startDebugServer } from './server/debug.js';
 import { Decider } from './server/decider.js';
 import { startRatelimitGrpc } from './server/grpc.js';
 import { startRatelimitHttp } from './server/http.js';
-import { loadRatelimitSettings, type RatelimitSettings } from './settings.js';
+import { loadRateLimitSettings, toGrpcServerTls, type ServerSettings } from './settings/index.js';
 import { STAT } from './stats/names.js';
 import { createStatsBuffer, SharedStatsTable } from './stats/shared-table.js';
 import { createConfiguredStores } from './store/factory.js';
 import { createMemoryStoreBuffer, MemoryCounterStore } from './store/memory.js';
-import { loadStoreSettings } from './store-settings.js';
 
-export { loadRatelimitSettings } from './settings.js';
+export { loadRateLimitSettings } from './settings/index.js';
 export { runRatelimitClient } from './client.js';
 
 export const SHARED_COUNTERS = 'counters';
 export const SHARED_STATS = 'stats';
 
 export function prepareRatelimitShared(env: EnvReader): Record<string, SharedArrayBuffer> {
-  const settings = loadRatelimitSettings(env);
+  const settings = loadRateLimitSettings(env).server;
   if (settings.runtime.root === undefined)
     seedRuntime(defaultRuntimeRoot(loadCoreSettings(env).dataDir), settings.runtime.appDirectory);
   return {
@@ -58,8 +55,8 @@ export async function startRatelimit(
   ctx: ServiceContext,
   options: RatelimitOptions = {},
 ): Promise<RunningService> {
-  const settings = loadRatelimitSettings(ctx.env);
-  const obs = loadObservabilitySettings(ctx.env);
+  const all = loadRateLimitSettings(ctx.env);
+  const settings = all.server;
   const log = ctx.log;
   const primary = ctx.thread.index === 0;
   const counters = ctx.shared[SHARED_COUNTERS] ?? createMemoryStoreBuffer(settings.memoryStoreMaxKeys);
@@ -67,7 +64,7 @@ export async function startRatelimit(
   const memory = new MemoryCounterStore(counters, settings.windowAlgorithm);
   // BACKEND_TYPE / KVSTORE_URL choose a shared store (Redis, memcached); the factory registers
   // its own health components. Without one, the shared-memory table is the store.
-  const shared = await createConfiguredStores(loadStoreSettings(ctx.env), {
+  const shared = await createConfiguredStores(all.store, {
     algorithm: settings.windowAlgorithm,
     log,
     health: ctx.health,
@@ -94,7 +91,7 @@ export async function startRatelimit(
       }
     },
   });
-  const tracer = createTracer(obs.tracing);
+  const tracer = createTracer(all.tracing);
   const decider = new Decider(engine, stats, store.kind, tracer);
 
   const health = ctx.health;
@@ -107,7 +104,7 @@ export async function startRatelimit(
   const provider: ConfigProvider =
     settings.configType === 'GRPC_XDS_SOTW'
       ? createXdsProvider({
-          settings: obs.xds,
+          settings: all.xds,
           compile,
           waitForFirstConfig: !settings.forceStartWithoutInitialConfig,
           log,
@@ -153,7 +150,7 @@ export async function startRatelimit(
           threadPorts && settings.grpc.port !== 0
             ? settings.grpc.port + ctx.thread.index
             : settings.grpc.port,
-        tls: toGrpcServerTls(obs.grpcTls),
+        tls: toGrpcServerTls(all.grpcTls),
         decider,
         stats,
         health,
@@ -193,7 +190,7 @@ export async function startRatelimit(
       servers.push(debug);
       addresses.debug = debug.url;
       // The stats table holds process totals: one output per process, on thread 0.
-      const outputs = await startStatsOutputs(stats, obs.stats, { log });
+      const outputs = await startStatsOutputs(stats, all.stats, { log });
       servers.push(outputs);
       if (outputs.pullUrl) addresses.metrics = outputs.pullUrl;
     }
@@ -222,7 +219,7 @@ export async function startRatelimit(
   };
 }
 
-function runtimeLayout(settings: RatelimitSettings, dataDir: string) {
+function runtimeLayout(settings: ServerSettings, dataDir: string) {
   const r = settings.runtime;
   if (r.root !== undefined) return { ...r, root: r.root };
   const root = defaultRuntimeRoot(dataDir);

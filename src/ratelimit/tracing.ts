@@ -34,7 +34,7 @@ import {
   ATTR_SERVICE_NAME,
   ATTR_SERVICE_NAMESPACE,
 } from '@opentelemetry/semantic-conventions';
-import type { TracingSettings } from './obs-settings.js';
+import type { TracingSettings } from './settings/index.js';
 
 export const DOMAIN_ATTRIBUTE = 'domain';
 export const DESCRIPTORS_ATTRIBUTE = 'ratelimit.descriptors';

@@ -2,14 +2,19 @@
 // clients written for Kafka REST proxies recognise them. The HTTP layer turns them into answers;
 // nothing below http/ knows about HTTP.
 
-export class StreamsError extends Error {
+import { CodedError } from '../core/errors.js';
+
+/**
+ * `errorCode` is the Confluent number the HTTP envelope carries; `code` names it in snake_case
+ * (`topic_not_found`) like every other Sluice error.
+ */
+export class StreamsError extends CodedError {
   constructor(
     readonly status: number,
     readonly errorCode: number,
     message: string,
   ) {
-    super(message);
-    this.name = 'StreamsError';
+    super(codeName(errorCode), message);
   }
 }
 
@@ -25,6 +30,18 @@ export const ErrorCodes = {
   storageFailure: 50002,
   storageRetriable: 50003,
 } as const;
+
+// The numbers used without a Confluent sub-code are plain HTTP statuses.
+const PLAIN: Readonly<Record<number, string>> = { 413: 'too_large', 422: 'unprocessable' };
+
+const NAMES = new Map<number, string>(
+  Object.entries(ErrorCodes).map(([key, n]) => [n, key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)]),
+);
+
+/** The snake_case name of a Confluent error number (`40401` → `topic_not_found`). */
+export function codeName(errorCode: number): string {
+  return NAMES.get(errorCode) ?? PLAIN[errorCode] ?? `error_${errorCode}`;
+}
 
 export const topicNotFound = (topic: string): StreamsError =>
   new StreamsError(404, ErrorCodes.topicNotFound, `topic '${topic}' not found`);

@@ -188,12 +188,12 @@ describe('gRPC core: plain TCP and unix socket', () => {
     const client = createUnaryClient(server.address, rls, 'ShouldRateLimit');
     try {
       await assert.rejects(client.call({ domain: '', descriptors: [] }), (err: GrpcError) => {
-        assert.equal(err.code, GrpcStatus.INVALID_ARGUMENT);
+        assert.equal(err.status, GrpcStatus.INVALID_ARGUMENT);
         assert.match(err.message, /domain must not be empty/);
         return true;
       });
       await assert.rejects(client.call({ domain: 'boom', descriptors: [] }), (err: GrpcError) => {
-        assert.equal(err.code, GrpcStatus.INTERNAL);
+        assert.equal(err.status, GrpcStatus.INTERNAL);
         assert.equal(err.message, 'internal error', 'no stack or message leaks to the client');
         return true;
       });
@@ -245,7 +245,7 @@ describe('gRPC core: plain TCP and unix socket', () => {
       serving = 'SERVING';
       await assert.rejects(
         check.call({ service: 'other.Service' }),
-        (err: GrpcError) => err.code === GrpcStatus.NOT_FOUND,
+        (err: GrpcError) => err.status === GrpcStatus.NOT_FOUND,
       );
     } finally {
       check.close();
@@ -475,7 +475,7 @@ describe('gRPC core: bidirectional streams (ADS)', () => {
               });
           }
         })(),
-        (err: GrpcError) => err.code === GrpcStatus.ABORTED && /bad config/.test(err.message),
+        (err: GrpcError) => err.status === GrpcStatus.ABORTED && /bad config/.test(err.message),
       );
       assert.deepEqual(seen, [
         { version: '1', limit: 1, unit: 7 },
@@ -544,7 +544,7 @@ describe('gRPC core: streaming handler kinds', () => {
     };
     assert.deepEqual(await send([{ v: 2 ** 40 }, { v: 2 }, {}]), { v: 2 ** 40 + 2 });
     await assert.rejects(send([{ v: 1 }, { v: 13 }, { v: 5 }]), (err: GrpcError) => {
-      assert.equal(err.code, GrpcStatus.OUT_OF_RANGE);
+      assert.equal(err.status, GrpcStatus.OUT_OF_RANGE);
       assert.equal(err.message, 'unlucky');
       return true;
     });
@@ -620,7 +620,7 @@ describe('gRPC core: close and connection age', () => {
       await server.close(50);
       const err = await outcome;
       assert.ok(err instanceof GrpcError, 'the stuck call failed instead of hanging');
-      assert.notEqual(err.code, GrpcStatus.OK);
+      assert.notEqual(err.status, GrpcStatus.OK);
     } finally {
       client.close();
     }
@@ -679,7 +679,8 @@ describe('gRPC core: TLS and mutual TLS', () => {
       assert.equal((await secure.call({ domain: 'tls', descriptors: [] })).overallCode, 1);
       await assert.rejects(
         plain.call({ domain: 'tls', descriptors: [] }, { timeoutMs: 3000 }),
-        (err: GrpcError) => err.code === GrpcStatus.UNAVAILABLE || err.code === GrpcStatus.DEADLINE_EXCEEDED,
+        (err: GrpcError) =>
+          err.status === GrpcStatus.UNAVAILABLE || err.status === GrpcStatus.DEADLINE_EXCEEDED,
       );
     } finally {
       secure.close();
@@ -717,11 +718,11 @@ describe('gRPC core: TLS and mutual TLS', () => {
     try {
       await assert.rejects(
         noCert.call({ domain: 'm', descriptors: [] }, { timeoutMs: HANG_MS }),
-        (err: GrpcError) => err.code === GrpcStatus.UNAVAILABLE,
+        (err: GrpcError) => err.status === GrpcStatus.UNAVAILABLE,
       );
       await assert.rejects(
         foreignCert.call({ domain: 'm', descriptors: [] }, { timeoutMs: HANG_MS }),
-        (err: GrpcError) => err.code === GrpcStatus.UNAVAILABLE,
+        (err: GrpcError) => err.status === GrpcStatus.UNAVAILABLE,
       );
       assert.equal((await withCert.call({ domain: 'm', descriptors: [] })).overallCode, 1);
     } finally {
@@ -763,7 +764,7 @@ describe('gRPC core: TLS and mutual TLS', () => {
     try {
       assert.equal((await good.call({ domain: 'san', descriptors: [] })).overallCode, 1);
       await assert.rejects(wrongName.call({ domain: 'san', descriptors: [] }), (err: GrpcError) => {
-        assert.equal(err.code, GrpcStatus.UNAUTHENTICATED);
+        assert.equal(err.status, GrpcStatus.UNAUTHENTICATED);
         assert.match(err.message, /client\.test/);
         return true;
       });

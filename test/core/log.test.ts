@@ -5,8 +5,8 @@ import { describe, it } from 'node:test';
 const script =
   "import('./src/core/log.ts').then((m) => { const l = m.createLogger('t'); l.debug('hidden'); l.warn({ k: 1 }, 'shown'); })";
 
-function run(env: Record<string, string>) {
-  return spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+function run(env: Record<string, string>, code = script) {
+  return spawnSync(process.execPath, ['--import', 'tsx', '-e', code], {
     env: { ...process.env, ...env },
     encoding: 'utf8',
   });
@@ -31,5 +31,14 @@ describe('logging', () => {
     const out = run({ LOG_FORMAT: 'text', LOG_LEVEL: 'debug' });
     assert.match(out.stderr, /DEBUG \[t\] hidden/);
     assert.match(out.stderr, /WARN \[t\] shown \{"k":1\}/);
+  });
+
+  it('a configured thread logs with the settings it was handed, not the environment', () => {
+    const configured =
+      "import('./src/core/log.ts').then((m) => { m.configureLogging({ level: 'debug', format: 'json' }); m.createLogger('t').debug('seen'); })";
+    const out = run({ LOG_FORMAT: 'text', LOG_LEVEL: 'error' }, configured);
+    const line = JSON.parse(out.stderr.trim()) as Record<string, unknown>;
+    assert.equal(line['@message'], 'seen');
+    assert.equal(line.level, 'debug');
   });
 });

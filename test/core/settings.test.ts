@@ -1,6 +1,12 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { EnvReader, loadCoreSettings, parseDuration, SettingsError } from '../../src/core/settings/index.js';
+import {
+  EnvReader,
+  loadCoreSettings,
+  loadLogSettings,
+  parseDuration,
+  SettingsError,
+} from '../../src/core/settings/index.js';
 
 describe('settings', () => {
   it('parses durations in the Go style', () => {
@@ -73,5 +79,14 @@ describe('settings', () => {
     assert.throws(() => loadCoreSettings(new EnvReader({ STREAMS_PORT: 'http' })), /STREAMS_PORT/);
     assert.throws(() => loadCoreSettings(new EnvReader({ SLUICE_THREADS: '0' })), /SLUICE_THREADS/);
     assert.throws(() => loadCoreSettings(new EnvReader({ LOG_FORMAT: 'xml' })), /LOG_FORMAT/);
+  });
+
+  it('reads the log settings once, with the upstream alias warning for warn', () => {
+    assert.deepEqual(loadCoreSettings(new EnvReader({})).log, { level: 'info', format: 'text' });
+    assert.deepEqual(loadLogSettings(new EnvReader({ LOG_LEVEL: 'warning', LOG_FORMAT: 'json' })), {
+      level: 'warn',
+      format: 'json',
+    });
+    assert.throws(() => loadLogSettings(new EnvReader({ LOG_LEVEL: 'loud' })), /LOG_LEVEL/);
   });
 });

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import type { HttpServerHandle } from '../../src/core/http/index.js';
 import { EnvReader } from '../../src/core/settings/index.js';
 import { startDebugServer } from '../../src/ratelimit/server/debug.js';
-import { loadRatelimitSettings } from '../../src/ratelimit/settings.js';
+import { loadRateLimitSettings } from '../../src/ratelimit/settings/index.js';
 import { createStatsBuffer, SharedStatsTable } from '../../src/ratelimit/stats/shared-table.js';
 
 const servers: HttpServerHandle[] = [];
@@ -35,16 +35,16 @@ describe('ratelimit debug listener exposure', () => {
   });
 
   it('listens on loopback with profiling off unless told otherwise', () => {
-    const defaults = loadRatelimitSettings(new EnvReader({})).debug;
+    const defaults = loadRateLimitSettings(new EnvReader({})).server.debug;
     assert.deepEqual(defaults, { host: '127.0.0.1', port: 6070, profiling: false });
-    const open = loadRatelimitSettings(
+    const open = loadRateLimitSettings(
       new EnvReader({ DEBUG_HOST: '0.0.0.0', DEBUG_PROFILING_ENABLED: 'true' }),
-    ).debug;
+    ).server.debug;
     assert.deepEqual(open, { host: '0.0.0.0', port: 6070, profiling: true });
   });
 
   it('refuses heap snapshots and CPU profiles by default, naming the setting', async () => {
-    const profiling = loadRatelimitSettings(new EnvReader({})).debug.profiling;
+    const profiling = loadRateLimitSettings(new EnvReader({})).server.debug.profiling;
     const url = await debugServer(profiling);
     for (const path of ['/debug/pprof/heap', '/debug/pprof/profile?seconds=1']) {
       const res = await fetch(url + path);

@@ -10,7 +10,7 @@ import { ManualClock } from '../../src/ratelimit/engine/clock.js';
 import { RateLimitEngine, type EngineSettings } from '../../src/ratelimit/engine/engine.js';
 import { createStatsBuffer, SharedStatsTable } from '../../src/ratelimit/stats/shared-table.js';
 import { createMemoryStoreBuffer, MemoryCounterStore } from '../../src/ratelimit/store/memory.js';
-import type { WindowAlgorithm } from '../../src/ratelimit/settings.js';
+import type { WindowAlgorithm } from '../../src/ratelimit/settings/index.js';
 import type { RateLimitRequest, RateLimitResponse } from '../../src/ratelimit/types.js';
 
 export const FIXTURES = join(import.meta.dirname, 'fixtures');

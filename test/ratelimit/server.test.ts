@@ -106,7 +106,7 @@ describe('ratelimit service over gRPC, HTTP and the debug server', () => {
       grpc.call({ domain: '', descriptors: [{ entries: [{ key: 'a', value: 'b' }] }] }),
       (e: unknown) =>
         e instanceof GrpcError &&
-        e.code === GrpcStatus.UNKNOWN &&
+        e.status === GrpcStatus.UNKNOWN &&
         e.message === 'rate limit domain must not be empty',
     );
     await assert.rejects(

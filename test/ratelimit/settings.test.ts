@@ -1,11 +1,13 @@
 import { strict as assert } from 'node:assert';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { EnvReader, SettingsError } from '../../src/core/settings/index.js';
-import { loadRatelimitSettings } from '../../src/ratelimit/settings.js';
+import { loadRateLimitSettings } from '../../src/ratelimit/settings/index.js';
 
 describe('ratelimit settings', () => {
   it('defaults are the spec values', () => {
-    const s = loadRatelimitSettings(new EnvReader({}));
+    const s = loadRateLimitSettings(new EnvReader({})).server;
     assert.deepEqual(s.http, { host: '0.0.0.0', port: 8080 });
     assert.equal(s.grpc.port, 8081);
     assert.equal(s.grpc.uds, undefined);
@@ -31,7 +33,7 @@ describe('ratelimit settings', () => {
   });
 
   it('reads every setting by its exact name', () => {
-    const s = loadRatelimitSettings(
+    const s = loadRateLimitSettings(
       new EnvReader({
         HOST: '127.0.0.1',
         PORT: '9000',
@@ -54,7 +56,7 @@ describe('ratelimit settings', () => {
         WINDOW_ALGORITHM: 'fixed',
         MEMORY_STORE_MAX_KEYS: '4096',
       }),
-    );
+    ).server;
     assert.equal(s.http.port, 9000);
     assert.equal(s.grpc.uds, '/tmp/rl.sock');
     assert.equal(s.grpc.maxConnectionAgeMs, 600_000);
@@ -96,10 +98,46 @@ describe('ratelimit settings', () => {
     };
     for (const [name, value] of Object.entries(bad)) {
       assert.throws(
-        () => loadRatelimitSettings(new EnvReader({ [name]: value })),
+        () => loadRateLimitSettings(new EnvReader({ [name]: value })),
         (e: unknown) => e instanceof SettingsError && e.variable === name,
         `${name}=${value}`,
       );
     }
+  });
+
+  it('one call reads every section into one tree', () => {
+    const s = loadRateLimitSettings(
+      new EnvReader({
+        PORT: '9001',
+        BACKEND_TYPE: 'redis',
+        KVSTORE_URL: 'localhost:6379',
+        USE_PULLMETRICS: 'true',
+        TRACING_ENABLED: 'true',
+        CONFIG_GRPC_XDS_NODE_ID: 'node-7',
+      }),
+    );
+    assert.equal(s.server.http.port, 9001);
+    assert.equal(s.store.backend, 'redis');
+    assert.equal(s.stats.pull.enabled, true);
+    assert.equal(s.tracing.enabled, true);
+    assert.equal(s.xds.nodeId, 'node-7');
+    assert.equal(s.grpcTls, undefined);
+    assert.ok(Object.isFrozen(s));
+  });
+
+  it('nothing in src/ratelimit outside settings/ reads the environment', () => {
+    const reads =
+      /process\.env|\benv\.(string|int|bool|float|duration|optionalString|enumeration|list|pairs|has|lookup)\(/;
+    const offenders: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) {
+          if (path !== join('src', 'ratelimit', 'settings')) walk(path);
+        } else if (path.endsWith('.ts') && reads.test(readFileSync(path, 'utf8'))) offenders.push(path);
+      }
+    };
+    walk(join('src', 'ratelimit'));
+    assert.deepEqual(offenders, []);
   });
 });

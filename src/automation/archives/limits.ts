@@ -2,6 +2,7 @@
 // artifact ZIPs). Read once in src/automation/settings.ts; documented in docs/limits.md.
 
 import { ApiError } from '../errors.js';
+import { CodedError } from '../../core/errors.js';
 
 export interface ArchiveLimits {
   /** Size of an uploaded (compressed) archive. */
@@ -54,9 +55,8 @@ export function toServiceError(f: ArchiveFailure): ApiError {
 }
 
 /** Thrown inside a worker task to stop it with a refusal; the task entry turns it into data. */
-export class ArchiveRefusal extends Error {
+export class ArchiveRefusal extends CodedError {
   constructor(readonly failure: ArchiveFailure) {
-    super(failure.message);
-    this.name = 'ArchiveRefusal';
+    super(failure.code, failure.message);
   }
 }

@@ -4,7 +4,7 @@ import * as vm from 'node:vm';
 import { parseFieldPath } from './field-path.js';
 import { pointerProblem } from './json-pointer.js';
 import { type ConfigReader, type FieldPath, isMapping, type Mapping } from './config-reader.js';
-import { schemaProblem } from './schema-compiler.js';
+import { schemaProblem } from '../schemas/compiler.js';
 import { SCRIPT_PARAMS } from './script-runner.js';
 import type { EvaluatorSpec, EvaluatorType, Operand } from './types.js';
 

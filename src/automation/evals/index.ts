@@ -15,7 +15,6 @@ export {
   type SchemaIssue,
   type SchemaOutcome,
 } from './schema-check.js';
-export { scriptPoolOptionsFromEnv } from './settings.js';
 export { DeterministicJudgeProvider } from './providers/deterministic-judge.js';
 export { adaptToolChatProvider, type ToolChatProvider } from './providers/chat-adapter.js';
 export { EVALUATOR_TYPES, CUSTOM_SCRIPTS_DISABLED } from './types.js';

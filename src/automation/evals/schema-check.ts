@@ -4,11 +4,15 @@
 // for minutes. A schema that holds either keyword is therefore validated in the evaluator
 // worker pool under a time limit; one without them cannot run a user regex and is validated
 // inline, which costs no thread hop.
-import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { ScriptPool } from './sandbox.js';
-import { cachedCompile } from './schema-compiler.js';
+import {
+  compileSchema,
+  type ErrorObject,
+  type JsonSchema,
+  type ValidateFunction,
+} from '../schemas/compiler.js';
 
-export type JsonSchema = boolean | Record<string, unknown>;
+export type { JsonSchema } from '../schemas/compiler.js';
 
 export interface SchemaIssue {
   /** JSON Pointer of the failing value ('' = the value itself). */
@@ -62,7 +66,7 @@ export function issuesOf(errors: readonly ErrorObject[] | null | undefined): Sch
 
 function compiled(schema: JsonSchema): ValidateFunction | string {
   try {
-    return cachedCompile(schema);
+    return compileSchema(schema);
   } catch (err) {
     return `the schema does not compile: ${err instanceof Error ? err.message : String(err)}`;
   }

@@ -9,7 +9,7 @@
 import * as vm from 'node:vm';
 import type { MessagePort } from 'node:worker_threads';
 import { issuesOf, type SchemaIssue } from './schema-check.js';
-import { cachedCompile } from './schema-compiler.js';
+import { compileSchema } from '../schemas/compiler.js';
 
 export const SCRIPT_PARAMS = ['output', 'actual', 'expected', 'input'] as const;
 const MAX_RESULT_CHARS = 256 * 1024;
@@ -161,9 +161,9 @@ let schemaContext: vm.Context | undefined;
 const SCHEMA_RUN = new vm.Script('__run()');
 
 function runSchemaTask(task: SchemaTask): SchemaTaskResult {
-  let validate: ReturnType<typeof cachedCompile>;
+  let validate: ReturnType<typeof compileSchema>;
   try {
-    validate = cachedCompile(task.schema);
+    validate = compileSchema(task.schema);
   } catch (err) {
     return { ok: false, kind: 'threw', message: `the schema does not compile: ${messageOf(err)}` };
   }

@@ -2,6 +2,7 @@
 // `$expected` reference) and, for the text evaluators, the text form of a value.
 import { resolvePointer } from './json-pointer.js';
 import type { Operand } from './types.js';
+import { CodedError } from '../../core/errors.js';
 
 export interface ScoreInput {
   readonly output: unknown;
@@ -10,14 +11,12 @@ export interface ScoreInput {
 }
 
 /** Thrown when an evaluator cannot score at all; scoreRun turns it into an error result. */
-export class EvaluatorError extends Error {
-  override readonly name = 'EvaluatorError';
-
+export class EvaluatorError extends CodedError {
   constructor(
     message: string,
     readonly details: Record<string, unknown> = {},
   ) {
-    super(message);
+    super('evaluator_failed', message);
   }
 }
 

@@ -6,6 +6,7 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { link, copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
+import { CodedError } from '../../core/errors.js';
 
 export interface StoredBlob {
   sha256: string;
@@ -13,10 +14,9 @@ export interface StoredBlob {
   path: string;
 }
 
-export class TooLargeError extends Error {
+export class TooLargeError extends CodedError {
   constructor(readonly limit: number) {
-    super(`upload larger than ${limit} bytes`);
-    this.name = 'TooLargeError';
+    super('too_large', `upload larger than ${limit} bytes`);
   }
 }
 

@@ -112,12 +112,10 @@ function firstSuccess(responses: Record<number, ApiResponseSpec>): number {
 export function route<B extends TSchema, Q extends TObject = NoQuery>(
   spec: OptionalJsonRouteSpec<Q, B>,
 ): ApiRoute;
-export function route<B extends TSchema, Q extends TObject = NoQuery>(
-  spec: JsonRouteSpec<Q, B>,
-): ApiRoute;
+export function route<B extends TSchema, Q extends TObject = NoQuery>(spec: JsonRouteSpec<Q, B>): ApiRoute;
 export function route<Q extends TObject = NoQuery>(spec: RouteSpec<Q>): ApiRoute;
 export function route(spec: AnySpec): ApiRoute {
-  const jsonBody = spec.body && !('raw' in spec.body) ? (spec.body) : undefined;
+  const jsonBody = spec.body && !('raw' in spec.body) ? spec.body : undefined;
   const jsonTypes = jsonBody ? ['application/json', ...(jsonBody.contentTypes ?? [])] : [];
   const rawTypes = jsonBody?.rawContentTypes ?? [];
   if (rawTypes.length > 0 && !spec.bodyOptional)

@@ -2,17 +2,18 @@
 // missing credential fails fast instead of hanging a request.
 
 import { execFile, spawn } from 'node:child_process';
+import { CodedError } from '../../core/errors.js';
 
-export class GitError extends Error {
+export class GitError extends CodedError {
   constructor(
     readonly args: readonly string[],
     readonly stderr: string,
     readonly exitCode: number | null,
   ) {
     super(
+      'git_failed',
       `git ${args.join(' ')} failed (${exitCode ?? 'signal'}): ${stderr.trim().split('\n').slice(-3).join(' ')}`,
     );
-    this.name = 'GitError';
   }
 }
 

@@ -2,8 +2,9 @@
 // place so sync and run start agree on what a valid automation is.
 
 import { parse as parseYaml } from 'yaml';
-import { Ajv } from 'ajv';
 import { parseDuration } from '../../core/settings/index.js';
+import { CodedError } from '../../core/errors.js';
+import { schemaProblem } from '../schemas/compiler.js';
 
 export type AutomationType = 'workflow' | 'agent';
 
@@ -34,16 +35,16 @@ export interface ManifestIssue {
   message: string;
 }
 
-export class ManifestError extends Error {
+export class ManifestError extends CodedError {
   constructor(readonly issues: ManifestIssue[]) {
-    super(`invalid manifest: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
-    this.name = 'ManifestError';
+    super(
+      'invalid_manifest',
+      `invalid manifest: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`,
+    );
   }
 }
 
 export const MANIFEST_NAMES = ['manifest.json', 'manifest.yaml', 'manifest.yml'] as const;
-
-const ajv = new Ajv({ strict: false, allErrors: false });
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -111,11 +112,9 @@ export function parseManifest(
       issues.push({ field: key, message: 'must be a JSON Schema object' });
       return null;
     }
-    try {
-      ajv.compile(v);
-    } catch (err) {
-      issues.push({ field: key, message: `is not a valid JSON Schema: ${(err as Error).message}` });
-    }
+    // The compiler run inputs and outputs are later validated with (same dialect, cached).
+    const problem = schemaProblem(v);
+    if (problem !== null) issues.push({ field: key, message: `is not a valid JSON Schema: ${problem}` });
     return v;
   };
   const inputSchema = schema('inputSchema');

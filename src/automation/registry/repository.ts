@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { archiveInto, git, GitError } from './git.js';
 import { compareSemver, SEMVER } from './semver.js';
 import { MANIFEST_NAMES, type AutomationType } from './manifest.js';
+import { CodedError } from '../../core/errors.js';
 
 export interface Release {
   version: string;
@@ -25,10 +26,9 @@ export interface ResolvedRef {
   commitSha: string;
 }
 
-export class RefNotFoundError extends Error {
+export class RefNotFoundError extends CodedError {
   constructor(readonly ref: string) {
-    super(`version ${JSON.stringify(ref)} not found`);
-    this.name = 'RefNotFoundError';
+    super('ref_not_found', `version ${JSON.stringify(ref)} not found`);
   }
 }
 

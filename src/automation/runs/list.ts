@@ -7,6 +7,7 @@
 import { idProblem } from '../http/ids.js';
 import type { RunStore } from './store.js';
 import type { RunRecord } from './types.js';
+import { CodedError } from '../../core/errors.js';
 
 export interface RunListQuery {
   /** Only this tenant's runs: the index scan is limited to them (see store.ts). */
@@ -44,7 +45,11 @@ export interface RunListQuery {
   sampleRate?: number;
 }
 
-export class CursorError extends Error {}
+export class CursorError extends CodedError {
+  constructor(message: string) {
+    super('invalid_cursor', message);
+  }
+}
 
 export function encodeCursor(sortKey: number, id: string): string {
   return Buffer.from(JSON.stringify([sortKey, id])).toString('base64url');

@@ -4,7 +4,7 @@
 
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/log.js';
 import type { Principal } from '../../core/auth/types.js';
 import type { RunPool, RunHandle, RunOutcome } from '../executor/pool.js';
 import { RunFailure } from '../executor/failure.js';

@@ -4,6 +4,8 @@
 // need no key. A key with an unknown or empty scope list is refused at creation: a typo would
 // otherwise give a key that opens nothing, and an empty list used to fall back to admin.
 
+import { CodedError } from '../errors.js';
+
 /** Scope name → what it grants (printed by the CLI when a name is wrong). */
 export const SCOPES: Readonly<Record<string, string>> = Object.freeze({
   admin: 'every route of every service',
@@ -15,11 +17,9 @@ export const SCOPES: Readonly<Record<string, string>> = Object.freeze({
   'automation:write': 'automation: every other method',
 });
 
-export class ScopeError extends Error {
-  readonly code = 'invalid_scopes';
+export class ScopeError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = 'ScopeError';
+    super('invalid_scopes', message);
   }
 }
 

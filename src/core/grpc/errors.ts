@@ -1,6 +1,8 @@
 // Status codes and the error a handler throws to answer with a specific gRPC status, so that
 // services never import @grpc/grpc-js themselves.
 
+import { CodedError } from '../errors.js';
+
 export const GrpcStatus = {
   OK: 0,
   CANCELLED: 1,
@@ -23,13 +25,13 @@ export const GrpcStatus = {
 
 export type GrpcStatusCode = (typeof GrpcStatus)[keyof typeof GrpcStatus];
 
-export class GrpcError extends Error {
+/** `status` is the numeric gRPC status on the wire; `code` its name in snake_case (`not_found`). */
+export class GrpcError extends CodedError {
   constructor(
-    readonly code: GrpcStatusCode,
+    readonly status: GrpcStatusCode,
     message: string,
   ) {
-    super(message);
-    this.name = 'GrpcError';
+    super(statusName(status).toLowerCase(), message);
   }
 }
 

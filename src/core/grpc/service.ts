@@ -134,7 +134,7 @@ function contextOf(call: AnyCall): CallContext {
 }
 
 function toServiceError(err: unknown, method: string, log: ErrorLogger): Partial<grpc.StatusObject> {
-  if (err instanceof GrpcError) return { code: err.code, details: err.message };
+  if (err instanceof GrpcError) return { code: err.status, details: err.message };
   log(err, method);
   return { code: GrpcStatus.INTERNAL, details: 'internal error' };
 }

@@ -4,7 +4,7 @@
 // (uWS aborts the process if it exits with live listen sockets).
 
 import uWS from 'uWebSockets.js';
-import type { Logger } from 'pino';
+import type { Logger } from '../log.js';
 import { hasScope, type Authenticator } from '../auth/types.js';
 import { requestIdFrom } from '../ids.js';
 import { BodyReader, tooLarge } from './body.js';

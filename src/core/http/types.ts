@@ -1,6 +1,8 @@
 // The HTTP core's public contract. Services see only these types; uWebSockets.js stays inside
 // src/core/http (see docs/architecture.md, "HTTP core").
 
+import { CodedError } from '../errors.js';
+
 /** Builds a service's JSON error body. Each service chooses its own envelope shape. */
 export type ErrorBodyFactory = (error: {
   status: number;
@@ -11,16 +13,15 @@ export type ErrorBodyFactory = (error: {
 }) => unknown;
 
 /** An HTTP error a handler throws (or the core raises) to answer with the service's error envelope. */
-export class HttpError extends Error {
+export class HttpError extends CodedError {
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: string,
     message: string,
     readonly details?: unknown,
     readonly headers?: Record<string, string>,
   ) {
-    super(message);
-    this.name = 'HttpError';
+    super(code, message);
   }
 }
 

@@ -4,17 +4,17 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parseDuration } from './duration.js';
+import { CodedError } from '../errors.js';
 
 export { parseDuration } from './duration.js';
 
-export class SettingsError extends Error {
+export class SettingsError extends CodedError {
   constructor(
     readonly variable: string,
     readonly value: string,
     expected: string,
   ) {
-    super(`invalid setting ${variable}=${JSON.stringify(value)}: expected ${expected}`);
-    this.name = 'SettingsError';
+    super('invalid_setting', `invalid setting ${variable}=${JSON.stringify(value)}: expected ${expected}`);
   }
 }
 
@@ -166,12 +166,29 @@ export type LogFormat = 'text' | 'json';
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+export interface LogSettings {
+  readonly level: LogLevel;
+  readonly format: LogFormat;
+}
+
+/**
+ * LOG_LEVEL and LOG_FORMAT, the only reader of them: the main thread hands the result to
+ * configureLogging (src/core/log.ts) and to each front-end thread; a thread nobody configured
+ * (worker pools, CLI commands) reads them here on its first log line.
+ */
+export function loadLogSettings(env: EnvReader = new EnvReader()): LogSettings {
+  const level = env.enumeration('LOG_LEVEL', [...LOG_LEVELS, 'warning'] as const, 'info');
+  return Object.freeze({
+    level: level === 'warning' ? 'warn' : level,
+    format: env.enumeration('LOG_FORMAT', ['text', 'json'] as const, 'text'),
+  });
+}
+
 export interface CoreSettings {
   readonly dataDir: string;
   /** Front-end worker threads, each running the uWS apps on the shared ports. */
   readonly threads: number;
-  readonly logLevel: LogLevel;
-  readonly logFormat: LogFormat;
+  readonly log: LogSettings;
   /** Accepted as an admin key in addition to the stored keys (scripted set-ups, tests). */
   readonly adminToken: string | undefined;
   /** Time allowed for in-flight requests after a stop signal before sockets are closed. */
@@ -181,12 +198,10 @@ export interface CoreSettings {
 }
 
 export function loadCoreSettings(env: EnvReader = new EnvReader()): CoreSettings {
-  const logLevel = env.enumeration('LOG_LEVEL', [...LOG_LEVELS, 'warning'] as const, 'info');
   return Object.freeze({
     dataDir: resolve(env.string('SLUICE_DATA_DIR', './data')),
     threads: env.int('SLUICE_THREADS', availableParallelism(), { min: 1, max: 256 }),
-    logLevel: logLevel === 'warning' ? 'warn' : logLevel,
-    logFormat: env.enumeration('LOG_FORMAT', ['text', 'json'] as const, 'text'),
+    log: loadLogSettings(env),
     adminToken: env.optionalString('SLUICE_ADMIN_TOKEN'),
     shutdownGraceMs: env.duration('SLUICE_SHUTDOWN_GRACE', 10_000),
     streams: Object.freeze({

@@ -2,13 +2,14 @@
 // can grep the same strings as for the upstream service; `path` adds where in the document the
 // problem is (descriptor composite key), logged beside the message.
 
-export class ConfigError extends Error {
+import { CodedError } from '../../core/errors.js';
+
+export class ConfigError extends CodedError {
   constructor(
     readonly file: string,
     readonly text: string,
     readonly path?: string,
   ) {
-    super(`${file}: ${text}`);
-    this.name = 'ConfigError';
+    super('invalid_config', `${file}: ${text}`);
   }
 }

@@ -2,7 +2,7 @@
 // config_load_success / config_load_error, and drive the `config` health component. A failed
 // load keeps the previous rule set.
 
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/log.js';
 import { STAT } from '../stats/names.js';
 import type { SharedStatsTable } from '../stats/shared-table.js';
 import { compileRuleSet, type CompileOptions } from './compile.js';

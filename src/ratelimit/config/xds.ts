@@ -15,7 +15,7 @@
 // once a connection has worked, losing it reconnects with exponential backoff
 // (XDS_CLIENT_BACKOFF_*), reset by the next response.
 
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/log.js';
 import {
   loadProto,
   openBidiStream,
@@ -25,7 +25,7 @@ import {
   type GrpcClientOptions,
   type ProtoType,
 } from '../../core/grpc/index.js';
-import type { XdsBackoffSettings, XdsSettings } from '../obs-settings.js';
+import type { XdsBackoffSettings, XdsSettings } from '../settings/index.js';
 import { compileRuleSet, type CompileOptions } from './compile.js';
 import type { ConfigEvent, ConfigProvider } from './provider.js';
 import type { YamlDomainConfig } from './parse.js';

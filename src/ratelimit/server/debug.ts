@@ -5,7 +5,7 @@
 // snapshot of this process contains every secret it holds (API keys, admin token, store
 // passwords under `sluice serve`).
 
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/log.js';
 import { HttpError, Router, startHttpServer, type HttpServerHandle } from '../../core/http/index.js';
 import type { RuleSet } from '../config/rules.js';
 import type { SharedStatsTable } from '../stats/shared-table.js';

@@ -1,7 +1,7 @@
 // envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit and grpc.health.v1.Health over
 // the core gRPC server. Service errors are gRPC UNKNOWN with the upstream message text.
 
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/log.js';
 import {
   GrpcError,
   GrpcStatus,
@@ -72,7 +72,7 @@ export interface RatelimitGrpcOptions {
   uds: string | undefined;
   maxConnectionAgeMs: number;
   maxConnectionAgeGraceMs: number;
-  /** GRPC_SERVER_USE_TLS and friends (src/ratelimit/tls-settings.ts); plaintext when absent. */
+  /** GRPC_SERVER_USE_TLS and friends (src/ratelimit/settings/grpc-tls.ts); plaintext when absent. */
   tls?: GrpcServerTlsOptions | undefined;
   decider: Decider;
   stats: SharedStatsTable;

@@ -2,7 +2,7 @@
 // `GET /healthcheck`. Public routes, as upstream: the spec shows no authentication here.
 
 import { isUtf8 } from 'node:buffer';
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/log.js';
 import type { HealthRegistry } from '../../core/health.js';
 import {
   HttpError,

@@ -13,11 +13,11 @@ import {
   type RateLimitResponse,
   type RequestDescriptor,
 } from '../types.js';
+import { CodedError } from '../../core/errors.js';
 
-export class JsonRequestError extends Error {
+export class JsonRequestError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = 'JsonRequestError';
+    super('invalid_request', message);
   }
 }
 

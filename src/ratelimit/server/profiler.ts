@@ -2,10 +2,15 @@
 // of the upstream's /debug/pprof. Output opens in Chrome DevTools (.cpuprofile, .heapsnapshot).
 
 import { Session } from 'node:inspector/promises';
+import { CodedError } from '../../core/errors.js';
 
 let busy = false;
 
-export class ProfilerBusyError extends Error {}
+export class ProfilerBusyError extends CodedError {
+  constructor(message: string) {
+    super('profiler_busy', message);
+  }
+}
 
 async function withSession<T>(run: (session: Session) => Promise<T>): Promise<T> {
   if (busy) throw new ProfilerBusyError('a profile is already being taken');

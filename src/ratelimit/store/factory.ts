@@ -4,12 +4,12 @@
 // limit core's (undefined is returned for it).
 
 import { resolveSrv as dnsResolveSrv } from 'node:dns/promises';
-import type { Logger } from 'pino';
+import type { Logger } from '../../core/log.js';
 import type { HealthRegistry } from '../../core/health.js';
-import type { WindowAlgorithm } from '../settings.js';
+import type { WindowAlgorithm } from '../settings/index.js';
 import { STAT } from '../stats/names.js';
 import type { SharedStatsTable } from '../stats/shared-table.js';
-import type { HostPort, ObjcacheSettings, RedisSettings, StoreSettings } from '../store-settings.js';
+import type { HostPort, ObjcacheSettings, RedisSettings, StoreSettings } from '../settings/index.js';
 import { FailurePolicyStore } from './failure-policy.js';
 import { LocalOverLimitCache } from './local-cache.js';
 import { MemcachedClient } from './memcached-client.js';

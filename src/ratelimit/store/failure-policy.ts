@@ -10,17 +10,17 @@
 // Nothing is remembered between calls, so the first call after the store returns is served by
 // it again: recovery needs no action.
 
-import type { FailureMode } from '../store-settings.js';
+import type { FailureMode } from '../settings/index.js';
 import { RateLimitRequestError } from '../types.js';
 import type { CounterOp, CounterStore, Counts } from './types.js';
+import { CodedError } from '../../core/errors.js';
 
-export class StoreUnavailableError extends Error {
+export class StoreUnavailableError extends CodedError {
   constructor(
     message: string,
     readonly store: string,
   ) {
-    super(message);
-    this.name = 'StoreUnavailableError';
+    super('store_unavailable', message);
   }
 }
 

@@ -7,12 +7,12 @@
 
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
-import type { HostPort } from '../store-settings.js';
+import type { HostPort } from '../settings/index.js';
+import { CodedError } from '../../core/errors.js';
 
-export class MemcachedError extends Error {
+export class MemcachedError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = 'MemcachedError';
+    super('memcached_failed', message);
   }
 }
 

@@ -6,7 +6,7 @@
 // or with whitespace/control characters, and such a descriptor gets a clear error.
 
 import { RateLimitRequestError } from '../types.js';
-import type { WindowAlgorithm } from '../settings.js';
+import type { WindowAlgorithm } from '../settings/index.js';
 import type { LocalOverLimitCache } from './local-cache.js';
 import { invalidKeyReason, type MemcachedClient } from './memcached-client.js';
 import type { CounterOp, CounterStore, Counts } from './types.js';

@@ -14,7 +14,7 @@
 // expired one within MAX_PROBE slots, the table is full: the op is UNTRACKED (the engine lets
 // the request through) and the full counter in the header goes up.
 
-import type { WindowAlgorithm } from '../settings.js';
+import type { WindowAlgorithm } from '../settings/index.js';
 import { fingerprint, type Fingerprint } from './hash.js';
 import { UNTRACKED, type CounterOp, type CounterStore, type Counts } from './types.js';
 

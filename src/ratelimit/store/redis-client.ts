@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { RedisSettings, TlsFiles } from '../store-settings.js';
+import type { RedisSettings, TlsFiles } from '../settings/index.js';
 
 export type RedisClient = Redis | Cluster;
 

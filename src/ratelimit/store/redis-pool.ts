@@ -17,17 +17,17 @@
 // most KVSTORE_CLUSTER_PIPELINE_PARALLELISM node groups of one batch run at a time.
 
 import type { Cluster } from 'ioredis';
-import type { RedisSettings } from '../store-settings.js';
+import type { RedisSettings } from '../settings/index.js';
 import { createRedisClient, isReady, type RedisClient } from './redis-client.js';
 import { keySlot } from './redis-slot.js';
+import { CodedError } from '../../core/errors.js';
 
 /** One Redis command: name, key, then arguments. */
 export type Cmd = [name: string, key: string, ...args: (string | number)[]];
 
-export class RedisStoreError extends Error {
+export class RedisStoreError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = 'RedisStoreError';
+    super('redis_failed', message);
   }
 }
 

@@ -3,7 +3,7 @@
 // share one Redis during a migration. Sliding mode adds a GET of the previous window's key
 // (see window-keys.ts). Commands of concurrent decisions share pipelines (redis-pool.ts).
 
-import type { WindowAlgorithm } from '../settings.js';
+import type { WindowAlgorithm } from '../settings/index.js';
 import type { LocalOverLimitCache } from './local-cache.js';
 import { RedisStoreError, type Cmd, type RedisPipeliner } from './redis-pool.js';
 import type { CounterOp, CounterStore, Counts } from './types.js';

@@ -7,7 +7,7 @@
 // only reads the previous window's key, and counts current + previous × (the part of the
 // previous window still inside the sliding interval).
 
-import type { WindowAlgorithm } from '../settings.js';
+import type { WindowAlgorithm } from '../settings/index.js';
 
 export interface WindowPlan {
   /** Key of the window that holds `now`. */

@@ -22,8 +22,8 @@ import {
   type RunningGrpcServer,
 } from '../../../src/core/grpc/index.js';
 import { EnvReader, SettingsError } from '../../../src/core/settings/index.js';
-import { loadGrpcTlsSettings } from '../../../src/ratelimit/obs-settings.js';
-import { grpcServerTlsFromEnv } from '../../../src/ratelimit/tls-settings.js';
+import { loadGrpcTlsSettings } from '../../../src/ratelimit/settings/observability.js';
+import { toGrpcServerTls } from '../../../src/ratelimit/settings/index.js';
 import { makeCa } from '../../helpers/certs.js';
 import { HANG_MS, waitUntil } from '../../helpers/wait.js';
 
@@ -36,7 +36,7 @@ let dir: string;
 const p = (f: string): string => join(dir, f);
 
 async function serve(env: Record<string, string>): Promise<RunningGrpcServer> {
-  const tls = grpcServerTlsFromEnv(new EnvReader(env));
+  const tls = toGrpcServerTls(loadGrpcTlsSettings(new EnvReader(env)));
   return startGrpcServer({
     host: '127.0.0.1',
     port: 0,
@@ -54,7 +54,7 @@ function client(server: RunningGrpcServer, tls?: GrpcClientTlsOptions) {
 }
 
 async function refused(call: Promise<unknown>, codes: number[]): Promise<void> {
-  await assert.rejects(call, (err: GrpcError) => codes.includes(err.code));
+  await assert.rejects(call, (err: GrpcError) => codes.includes(err.status));
 }
 
 /** The certificate a fresh TLS handshake with the server gets. */

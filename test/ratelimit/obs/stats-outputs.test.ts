@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EnvReader, SettingsError } from '../../../src/core/settings/index.js';
-import { loadStatsOutputSettings } from '../../../src/ratelimit/obs-settings.js';
+import { loadStatsOutputSettings } from '../../../src/ratelimit/settings/observability.js';
 import { ruleStats, STAT } from '../../../src/ratelimit/stats/names.js';
 import { startStatsOutputs, type StatsOutputs } from '../../../src/ratelimit/stats/outputs/index.js';
 import { MappingError, parseMapping } from '../../../src/ratelimit/stats/outputs/prom-mapping.js';

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import protobuf from 'protobufjs';
 import { serviceDefinition, startGrpcServer, type RunningGrpcServer } from '../../../src/core/grpc/index.js';
 import { EnvReader, SettingsError } from '../../../src/core/settings/index.js';
-import { loadTracingSettings } from '../../../src/ratelimit/obs-settings.js';
+import { loadTracingSettings } from '../../../src/ratelimit/settings/observability.js';
 import { createTracer, parentContext } from '../../../src/ratelimit/tracing.js';
 import { trace } from '@opentelemetry/api';
 

@@ -17,7 +17,7 @@ import {
   type XdsConfigProvider,
 } from '../../../src/ratelimit/config/xds.js';
 import { toDomainConfig } from '../../../src/ratelimit/config/xds-convert.js';
-import { loadXdsSettings } from '../../../src/ratelimit/obs-settings.js';
+import { loadXdsSettings } from '../../../src/ratelimit/settings/observability.js';
 import { STAT } from '../../../src/ratelimit/stats/names.js';
 import { createStatsBuffer, SharedStatsTable } from '../../../src/ratelimit/stats/shared-table.js';
 import { makeCa } from '../../helpers/certs.js';

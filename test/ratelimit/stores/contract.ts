@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../../src/ratelimit/engine/clock.js';
 import { RateLimitEngine } from '../../../src/ratelimit/engine/engine.js';
-import type { WindowAlgorithm } from '../../../src/ratelimit/settings.js';
+import type { WindowAlgorithm } from '../../../src/ratelimit/settings/index.js';
 import { createStatsBuffer, SharedStatsTable } from '../../../src/ratelimit/stats/shared-table.js';
 import type { CounterOp, CounterStore } from '../../../src/ratelimit/store/types.js';
 import { Code, type RateLimitRequest, type RateLimitResponse } from '../../../src/ratelimit/types.js';

@@ -3,7 +3,7 @@
 import { after, before } from 'node:test';
 import { EnvReader } from '../../../src/core/settings/index.js';
 import { createConfiguredStores } from '../../../src/ratelimit/store/factory.js';
-import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
+import { loadStoreSettings } from '../../../src/ratelimit/settings/store.js';
 import { memcachedAvailable, startMemcached, type MemcachedProcess } from '../../helpers/memcached.js';
 import { storeContract } from './contract.js';
 

@@ -16,7 +16,7 @@ import {
   type StoreContext,
 } from '../../../src/ratelimit/store/factory.js';
 import { crc32, invalidKeyReason } from '../../../src/ratelimit/store/memcached-client.js';
-import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
+import { loadStoreSettings } from '../../../src/ratelimit/settings/store.js';
 import { Code, RateLimitRequestError } from '../../../src/ratelimit/types.js';
 import { memcachedAvailable, startMemcached, type MemcachedProcess } from '../../helpers/memcached.js';
 import { makeCerts, type TestCerts } from '../../helpers/redis.js';

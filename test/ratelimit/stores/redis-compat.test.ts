@@ -10,7 +10,7 @@ import { ManualClock } from '../../../src/ratelimit/engine/clock.js';
 import { RateLimitEngine } from '../../../src/ratelimit/engine/engine.js';
 import { createStatsBuffer, SharedStatsTable } from '../../../src/ratelimit/stats/shared-table.js';
 import { createConfiguredStores, type ConfiguredStores } from '../../../src/ratelimit/store/factory.js';
-import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
+import { loadStoreSettings } from '../../../src/ratelimit/settings/store.js';
 import { Code, type RateLimitRequest } from '../../../src/ratelimit/types.js';
 import { redisAvailable, startRedis, type RedisProcess } from '../../helpers/redis.js';
 import { rulesFrom } from '../helpers.js';

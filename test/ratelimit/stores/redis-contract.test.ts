@@ -2,7 +2,7 @@
 import { after, before } from 'node:test';
 import { EnvReader } from '../../../src/core/settings/index.js';
 import { createConfiguredStores } from '../../../src/ratelimit/store/factory.js';
-import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
+import { loadStoreSettings } from '../../../src/ratelimit/settings/store.js';
 import { redisAvailable, startRedis, type RedisProcess } from '../../helpers/redis.js';
 import { storeContract } from './contract.js';
 

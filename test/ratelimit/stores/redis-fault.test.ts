@@ -15,7 +15,7 @@ import {
   STORE_ERROR_STAT,
   type ConfiguredStores,
 } from '../../../src/ratelimit/store/factory.js';
-import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
+import { loadStoreSettings } from '../../../src/ratelimit/settings/store.js';
 import { Code, RateLimitRequestError, type RateLimitResponse } from '../../../src/ratelimit/types.js';
 import { redisAvailable, startRedis, type RedisProcess } from '../../helpers/redis.js';
 import { rulesFrom } from '../helpers.js';

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { EnvReader } from '../../../src/core/settings/index.js';
 import { RedisPipeliner, RedisStoreError } from '../../../src/ratelimit/store/redis-pool.js';
 import { waitReady } from '../../../src/ratelimit/store/redis-client.js';
-import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
+import { loadStoreSettings } from '../../../src/ratelimit/settings/store.js';
 import { redisAvailable, redisCli, startRedis, type RedisProcess } from '../../helpers/redis.js';
 import { HANG_MS } from '../../helpers/wait.js';
 

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { EnvReader } from '../../../src/core/settings/index.js';
 import { createConfiguredStores } from '../../../src/ratelimit/store/factory.js';
-import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
+import { loadStoreSettings } from '../../../src/ratelimit/settings/store.js';
 import type { CounterOp } from '../../../src/ratelimit/store/types.js';
 import {
   makeCerts,

@@ -102,7 +102,7 @@ describe(
       assert.match(JSON.stringify(body), /store_unavailable/);
       await assert.rejects(
         grpc.call({ domain: 'web', descriptors: [{ entries: [{ key: 'user', value: 'bob' }] }] }),
-        (error: unknown) => error instanceof GrpcError && error.code === GrpcStatus.UNAVAILABLE,
+        (error: unknown) => error instanceof GrpcError && error.status === GrpcStatus.UNAVAILABLE,
       );
     });
   },

@@ -3,7 +3,7 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { EnvReader, SettingsError } from '../../../src/core/settings/index.js';
-import { loadStoreSettings } from '../../../src/ratelimit/store-settings.js';
+import { loadStoreSettings } from '../../../src/ratelimit/settings/store.js';
 
 const load = (env: Record<string, string>) => loadStoreSettings(new EnvReader(env));
 

@@ -2,8 +2,8 @@
 // standard output) flushed every STATS_FLUSH_INTERVAL, and the pull endpoint. The shared table
 // holds process-wide totals, so this runs once per process (thread 0), never per front-end thread.
 
-import type { Logger } from 'pino';
-import type { StatsOutputSettings } from '../../obs-settings.js';
+import type { Logger } from '../../../core/log.js';
+import type { StatsOutputSettings } from '../../settings/index.js';
 import type { SharedStatsTable } from '../shared-table.js';
 import type { StatsSink } from '../types.js';
 import { builtinMapping, loadMappingFile } from './prom-mapping.js';

@@ -8,6 +8,7 @@
 
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { CodedError } from '../../../core/errors.js';
 
 export type MetricKind = 'counter' | 'observer';
 export type ObserverType = 'histogram' | 'summary';
@@ -123,7 +124,11 @@ const RULE_KEYS = new Set([
 ]);
 const DEFAULT_KEYS = new Set(['match_type', 'observer_type', 'timer_type']);
 
-export class MappingError extends Error {}
+export class MappingError extends CodedError {
+  constructor(message: string) {
+    super('invalid_mapping', message);
+  }
+}
 
 export function loadMappingFile(path: string): MappingRule[] {
   let text: string;

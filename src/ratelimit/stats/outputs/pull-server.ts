@@ -4,7 +4,7 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from 'pino';
+import type { Logger } from '../../../core/log.js';
 import type { MappingRule } from './prom-mapping.js';
 import { renderPrometheus } from './prom-render.js';
 

@@ -5,7 +5,7 @@
 // A timer observed N times in a flush interval is sent as one line carrying the mean with a
 // sample rate of 1/N, which statsd servers and the statsd exporter count as N observations.
 
-import type { Mogrifier } from '../../obs-settings.js';
+import type { Mogrifier } from '../../settings/index.js';
 import type { Sample } from './samples.js';
 
 export type Tags = readonly (readonly [string, string])[];

@@ -3,7 +3,7 @@
 // because the upstream formats differ from hot-shots' own: tags folded into the name for plain
 // statsd, and timers carrying a sample rate that hot-shots would otherwise apply by dropping.
 
-import type { Logger } from 'pino';
+import type { Logger } from '../../../core/log.js';
 import StatsD from 'hot-shots';
 import type { StatsSink } from '../types.js';
 import { DeltaTracker } from './samples.js';

@@ -3,7 +3,7 @@
 // the upstream names (REDIS_*, REDIS_PERSECOND_*, MEMCACHE_*) are read as aliases so an
 // existing deployment's environment moves over unchanged. The spec name wins when both are set.
 
-import { SettingsError, type EnvReader } from '../core/settings/index.js';
+import { SettingsError, type EnvReader } from '../../core/settings/index.js';
 
 export type BackendType = 'memory' | 'redis' | 'objcache';
 export type RedisTopology = 'single' | 'sentinel' | 'cluster';

@@ -3,7 +3,7 @@
 // aliases (second in each list) so an existing deployment's environment keeps working.
 
 import { readFileSync } from 'node:fs';
-import { SettingsError, type EnvReader } from '../core/settings/index.js';
+import { SettingsError, type EnvReader } from '../../core/settings/index.js';
 
 export interface Mogrifier {
   readonly name: string;
@@ -86,23 +86,7 @@ export interface GrpcTlsSettings {
   readonly reloadIntervalMs: number;
 }
 
-export interface ObservabilitySettings {
-  readonly stats: StatsOutputSettings;
-  readonly tracing: TracingSettings;
-  readonly xds: XdsSettings;
-  readonly grpcTls: GrpcTlsSettings | undefined;
-}
-
 const PORT = { min: 0, max: 65535 };
-
-export function loadObservabilitySettings(env: EnvReader): ObservabilitySettings {
-  return Object.freeze({
-    stats: loadStatsOutputSettings(env),
-    tracing: loadTracingSettings(env),
-    xds: loadXdsSettings(env),
-    grpcTls: loadGrpcTlsSettings(env),
-  });
-}
 
 export function loadStatsOutputSettings(env: EnvReader): StatsOutputSettings {
   const pullEnabled = env.bool(['USE_PULLMETRICS', 'USE_PROMETHEUS'], false);

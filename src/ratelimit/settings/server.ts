@@ -1,13 +1,12 @@
-// Every setting the rate limit service reads in this issue, with the spec's exact names and
-// defaults. Store back ends, stats outputs, tracing, TLS and the management server come next;
-// their seams are CounterStore (store/types.ts), ConfigProvider (config/provider.ts) and
-// StatsSink (stats/types.ts).
+// The rate limit service's own settings: listeners, the runtime (configuration) folder and the
+// decision behaviour, with the spec's exact names and defaults. One section of the tree that
+// ./index.ts loads; store, statistics, tracing, management-server and TLS settings are the others.
 
-import { SettingsError, type EnvReader } from '../core/settings/index.js';
+import { SettingsError, type EnvReader } from '../../core/settings/index.js';
 
 export type WindowAlgorithm = 'sliding' | 'fixed';
 
-export interface RatelimitSettings {
+export interface ServerSettings {
   readonly http: { readonly host: string; readonly port: number };
   readonly grpc: {
     readonly host: string;
@@ -63,7 +62,7 @@ export interface RatelimitSettings {
 
 const PORT = { min: 0, max: 65535 };
 
-export function loadRatelimitSettings(env: EnvReader): RatelimitSettings {
+export function loadServerSettings(env: EnvReader): ServerSettings {
   const configType = env.enumeration('CONFIG_TYPE', ['FILE', 'GRPC_XDS_SOTW'] as const, 'FILE');
   const maxKeys = env.int('MEMORY_STORE_MAX_KEYS', 1 << 20, { min: 16, max: 1 << 26 });
   const statsKeys = env.int('STATS_MAX_KEYS', 1 << 14, { min: 16, max: 1 << 20 });

@@ -1,5 +1,5 @@
 // gRPC server transport security for the rate limit service: the GRPC_SERVER_* / GRPC_CLIENT_*
-// settings (read in obs-settings.ts) as the gRPC core's TLS options.
+// settings (read in observability.ts) as the gRPC core's TLS options.
 //
 // Hot reload: grpc-js supports it natively. Its certificate-provider credentials
 // (experimental.FileWatcherCertificateProvider + createCertificateProviderServerCredentials,
@@ -11,9 +11,8 @@
 // files atomically (write beside, then rename), as Kubernetes secret volumes do.
 // GRPC_SERVER_TLS_RELOAD_INTERVAL=0 reads the files once.
 
-import type { GrpcServerTlsOptions } from '../core/grpc/index.js';
-import type { EnvReader } from '../core/settings/index.js';
-import { loadGrpcTlsSettings, type GrpcTlsSettings } from './obs-settings.js';
+import type { GrpcServerTlsOptions } from '../../core/grpc/index.js';
+import type { GrpcTlsSettings } from './observability.js';
 
 export function toGrpcServerTls(settings: GrpcTlsSettings | undefined): GrpcServerTlsOptions | undefined {
   if (!settings) return undefined;
@@ -25,9 +24,4 @@ export function toGrpcServerTls(settings: GrpcTlsSettings | undefined): GrpcServ
   if (settings.clientCaFile !== undefined) out.clientCaFile = settings.clientCaFile;
   if (settings.clientSan !== undefined) out.clientSan = settings.clientSan;
   return out;
-}
-
-/** The `tls` option for the rate limit gRPC server; undefined when GRPC_SERVER_USE_TLS is off. */
-export function grpcServerTlsFromEnv(env: EnvReader): GrpcServerTlsOptions | undefined {
-  return toGrpcServerTls(loadGrpcTlsSettings(env));
 }

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ServiceClient } from '../../src/automation/client/index.js';
-import type { EvalResult } from '../../src/automation/client/types.js';
 import {
   CUSTOM_SCRIPTS_DISABLED,
   parseEvaluatorConfig,
@@ -59,7 +58,7 @@ describe('custom scripts switched off', () => {
     const events: { runId?: string | null }[] = [];
     for await (const e of client.experiments.stream(A, { examples: [ex.id] })) events.push(e);
     const { scores } = await client.runs.scores(events[0]!.runId!);
-    const byName = new Map((scores as EvalResult[]).map((s) => [s.evaluatorName, s]));
+    const byName = new Map(scores.map((s) => [s.evaluatorName, s]));
     assert.equal(byName.get('words')!.score, 0);
     assert.equal(byName.get('words')!.error, CUSTOM_SCRIPTS_DISABLED);
     assert.equal(byName.get('has-text')!.score, 1);

@@ -6,7 +6,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ServiceClient } from '../../src/automation/client/index.js';
-import type { EvalResult } from '../../src/automation/client/types.js';
 import { checkSchema, ScriptPool } from '../../src/automation/evals/index.js';
 import { startHarness, type Harness } from './harness.js';
 import { release } from './registry-git.js';
@@ -98,7 +97,7 @@ describe('patterns in the automation service', () => {
     await streaming;
     assert.equal(events.length, 1);
     const { scores } = await client.runs.scores(events[0]!.runId!);
-    const byName = new Map((scores as EvalResult[]).map((s) => [s.evaluatorName, s]));
+    const byName = new Map(scores.map((s) => [s.evaluatorName, s]));
     assert.equal(byName.get('shape')!.score, 0);
     assert.match(String(byName.get('shape')!.error), /schema ran longer than 2000 ms/);
     assert.equal(byName.get('has-text')!.score, 1);

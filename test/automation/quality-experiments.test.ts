@@ -3,7 +3,6 @@ import * as assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { strToU8 } from 'fflate';
 import { ServiceClient, ClientValidationError } from '../../src/automation/client/index.js';
-import type { EvalResult } from '../../src/automation/client/types.js';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
 import type { KeyStore } from '../../src/core/auth/index.js';
@@ -206,7 +205,7 @@ describe('evaluators and experiments', () => {
     assert.equal(events.length, 1);
     const runId = events[0]!.runId!;
     const { scores } = await client.runs.scores(runId);
-    const byName = new Map((scores as EvalResult[]).map((s) => [s.evaluatorName, s]));
+    const byName = new Map(scores.map((s) => [s.evaluatorName, s]));
     assert.equal(byName.size, 10);
     for (const name of [
       'output-matches',
@@ -232,7 +231,7 @@ describe('evaluators and experiments', () => {
     await h.service.core.runs.waitFor(String(single['id']), HANG_MS);
     // Scoring follows the run's completion, so the scores are awaited as state.
     const own = await waitUntil('the single run to be scored', async () => {
-      const scores = (await client.runs.scores(String(single['id']))).scores as EvalResult[];
+      const scores = (await client.runs.scores(String(single['id']))).scores;
       return scores.length >= 10 && scores;
     });
     assert.equal(own.length, 10);
@@ -256,7 +255,7 @@ describe('evaluators and experiments', () => {
       return d.status === 'completed' && d;
     });
     assertWire(ExperimentDetail, detail);
-    const results = detail.resultsByRun![run.id]!;
+    const results = detail.resultsByRun[run.id]!;
     const byName = new Map(results.map((s) => [s.evaluatorName, s]));
     assert.equal(byName.get('same-text')!.score, 0);
     assert.equal(byName.get('report-file')!.score, 0);
@@ -305,8 +304,8 @@ describe('evaluators and experiments', () => {
     assert.equal(detail.completedCount, 20);
     assert.equal(detail.passedCount, 15);
     assert.equal(detail.failedCount, 5);
-    assert.equal(detail.runs!.length, 20);
-    assert.equal(Object.keys(detail.resultsByRun!).length, 20);
+    assert.equal(detail.runs.length, 20);
+    assert.equal(Object.keys(detail.resultsByRun).length, 20);
     // counts: 2 leaves, 1 wrong → 0.5 for the wrong ones; text always 1 → weighted 0.75
     assert.ok(Math.abs((detail.avgScore as number) - (15 * 1 + 5 * 0.75) / 20) < 1e-9);
 
@@ -375,9 +374,9 @@ describe('evaluators and experiments', () => {
     const missing = await h.api('GET', `/automations/${A}/experiments/${experimentId}/export`);
     assert.equal(missing.status, 400);
 
-    const run0 = detail.runs![0]!;
+    const run0 = detail.runs[0]!;
     const scores = await client.runs.scores(run0.id);
-    assert.equal((scores.scores as EvalResult[]).length, 2);
+    assert.equal(scores.scores.length, 2);
     const listed = await h.api('GET', `/runs?batch_id=${experimentId}&limit=100`);
     assert.equal(listed.body.runs.length, 20);
 
@@ -454,24 +453,24 @@ describe('evaluators and experiments', () => {
     // two in flight, three examples not started yet.
     await waitUntil('the first result and the third run', async () => {
       const detail = await client.experiments.get(A, created.id);
-      return (detail.completedCount ?? 0) >= 1 && detail.runs!.length === 3;
+      return (detail.completedCount ?? 0) >= 1 && detail.runs.length === 3;
     });
     const cancelled = await client.experiments.cancel(A, created.id);
     assertWire(ExperimentDetail, cancelled);
     assert.equal(cancelled.status, 'completed');
-    const statuses = new Map(cancelled.runs!.map((r) => [r.id, r.status]));
+    const statuses = new Map(cancelled.runs.map((r) => [r.id, r.status]));
     assert.equal(statuses.get(firstRun), 'completed', 'completed runs are kept');
-    assert.equal(cancelled.resultsByRun![firstRun]!.length, 1, 'and so are their scores');
-    const others = cancelled.runs!.filter((r) => r.id !== firstRun);
+    assert.equal(cancelled.resultsByRun[firstRun]!.length, 1, 'and so are their scores');
+    const others = cancelled.runs.filter((r) => r.id !== firstRun);
     assert.equal(others.length, 2);
     assert.ok(
       others.every((r) => r.status === 'cancelled'),
       JSON.stringify(others),
     );
     assert.equal(cancelled.runCount, 6);
-    assert.equal(cancelled.runs!.length, 3, 'examples not started are never run');
+    assert.equal(cancelled.runs.length, 3, 'examples not started are never run');
     assert.equal(cancelled.completedCount, 3);
     const again = await client.experiments.cancel(A, created.id);
-    assert.equal(again.runs!.length, cancelled.runs!.length);
+    assert.equal(again.runs.length, cancelled.runs.length);
   });
 });

@@ -146,7 +146,7 @@ describe('patterns in the automation service', () => {
       body: { target: A, input: { text: EVIL } },
     });
     assert.equal(evil.status, 200);
-    assert.equal(evil.body.status, 'completed');
+    assert.equal(evil.body.execution.status, 'completed');
     assert.equal(evil.body.execution.schemaValid, false);
   });
 });

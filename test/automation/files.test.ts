@@ -113,7 +113,8 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
     assert.deepEqual(run.output, { 'invoice/inv.txt': 'multipart bytes' });
     const full = await h.api('GET', `/runs/${run.id}?expand=input`);
     assert.deepEqual(full.body.input.args, { a: 1 });
-    assert.equal(full.body.input.files[0].size, 15);
+    // RunInput.files are `{name}` (the SDK's RunFile); the bytes are the run's input artifact.
+    assert.deepEqual(full.body.input.files, [{ name: 'invoice/inv.txt' }]);
 
     const inline = await h.api('POST', '/runs?wait_for_completion=30', {
       body: {
@@ -292,9 +293,9 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
     }
     const listParams = res.body.paths['/api/v1/runs'].get.parameters.map((p: any) => p.name);
     assert.ok(
-      listParams.includes('sample_rate') &&
+      listParams.includes('sampleRate') &&
         listParams.includes('cursor') &&
-        listParams.includes('review_status'),
+        listParams.includes('reviewStatus'),
     );
     assert.ok(res.body.components.schemas.RunStartBody);
     assert.ok(res.body.components.schemas.ApiErrorEnvelope);

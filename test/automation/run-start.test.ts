@@ -39,7 +39,7 @@ describe('run start: targets, file references, triggers and rerun lineage', () =
       headers: { authorization: `Bearer ${token}` },
       body: form,
     });
-    assert.equal(res.status, 201);
+    assert.equal(res.status, 200);
     return ((await res.json()) as { id: string }).id;
   }
 

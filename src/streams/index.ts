@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { startHttpServer } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { ConsumerGroups } from './groups/coordinator.js';
-import { GroupStore } from './groups/store.js';
+import { LmdbGroupStore } from './groups/lmdb-store.js';
 import { streamsErrorBody } from './http/errors.js';
 import { buildRouter } from './http/routes.js';
 import { LmdbTopicLog } from './log/lmdb.js';
@@ -38,7 +38,7 @@ export async function startStreams(
   const topicLog = new LmdbTopicLog(root);
   const groups = new ConsumerGroups(
     topicLog,
-    new GroupStore(root),
+    new LmdbGroupStore(root),
     {
       maxInstancesPerGroup: settings.maxInstancesPerGroup,
       instanceTimeoutMs: settings.instanceTimeoutMs,

@@ -1,6 +1,10 @@
 // Consumer groups: instances, subscriptions, partition ownership, positions and commits.
 // Everything runs on one event loop (the service is pinned to front-end thread 0), so the
 // group state needs no locks; what must survive a restart is written through GroupStore.
+// A group may span several nodes sharing one store (JetStream): each node serves the instances
+// it created, computes the same assignment from the store's member list, and an instance reads
+// a partition only while it holds it in the store (GroupStore.claim), so a hand-over between
+// nodes never lets two instances read one partition.
 // Log offsets are asynchronous (a networked log answers them over the network): a rebalance
 // changes ownership synchronously and fills the new owners' starting positions afterwards;
 // readers of positions wait for that (`settled`).
@@ -15,7 +19,7 @@ import {
 } from '../errors.js';
 import type { StoredRecord, TopicInfo, TopicLog } from '../log/types.js';
 import { assignPartitions, type TopicPartition } from './assignment.js';
-import type { GroupStore, InstanceConfig, InstanceRecord } from './store.js';
+import type { GroupStore, GroupStoreEvent, InstanceConfig, InstanceRecord } from './store.js';
 
 export interface ConsumedRecord {
   readonly topic: string;
@@ -74,6 +78,8 @@ export class ConsumerInstance {
     readonly config: InstanceConfig,
     topics: readonly string[],
     now: number,
+    readonly node: string | undefined = undefined,
+    readonly baseUri: string | undefined = undefined,
   ) {
     this.topics = [...topics];
     this.lastSeen = now;
@@ -88,6 +94,8 @@ export class ConsumerInstance {
       config: this.config,
       topics: this.topics,
       positions: Object.fromEntries(this.positions),
+      node: this.node,
+      baseUri: this.baseUri,
     };
   }
 }
@@ -99,7 +107,26 @@ const instanceNotFound = (group: string, id: string): StreamsError =>
     `consumer instance '${id}' not found in group '${group}' (deleted, expired, or never created)`,
   );
 
+// Served by another node of a shared store: say where, so the client can go there.
+const instanceElsewhere = (
+  group: string,
+  id: string,
+  node: string,
+  baseUri: string | undefined,
+): StreamsError =>
+  new StreamsError(
+    404,
+    ErrorCodes.instanceNotFound,
+    `consumer instance '${id}' of group '${group}' is served by another Sluice node (${node})` +
+      (baseUri ? `; send this request to its base_uri ${baseUri}` : ''),
+  );
+
 export const positionKey = (topic: string, partition: number): string => `${topic}/${partition}`;
+
+const splitKey = (key: string): [string, number] => {
+  const slash = key.lastIndexOf('/');
+  return [key.slice(0, slash), Number(key.slice(slash + 1))];
+};
 
 export class ConsumerGroups {
   private readonly groups = new Map<string, Map<string, ConsumerInstance>>();
@@ -107,6 +134,7 @@ export class ConsumerGroups {
   /** Per group: resolves once the last rebalance's starting positions are filled in. */
   private readonly settling = new Map<string, Promise<void>>();
   private readonly unsubscribeLog: () => void;
+  private readonly unsubscribeStore: () => void;
   private nextSeq = 1;
   private closed = false;
 
@@ -117,7 +145,19 @@ export class ConsumerGroups {
     private readonly now: () => number = Date.now,
   ) {
     this.unsubscribeLog = log.onAppend((topic, partition) => this.onAppend(topic, partition));
+    this.unsubscribeStore = store.onChange((event) => this.onStoreChange(event));
     this.restore();
+  }
+
+  /** Another node changed the group (joined, left, subscribed, let go of a partition). */
+  private onStoreChange(event: GroupStoreEvent): void {
+    if (this.closed) return;
+    if (event.type === 'removed') {
+      const instance = this.groups.get(event.group)?.get(event.id);
+      if (instance) this.drop(instance);
+      return;
+    }
+    if (this.groups.has(event.group)) this.rebalance(event.group, true);
   }
 
   /** Reloads instances from the store; idle time restarts from now (downtime is not the client's). */
@@ -133,8 +173,19 @@ export class ConsumerGroups {
         record.config,
         record.topics,
         now,
+        record.node,
+        record.baseUri,
       );
-      for (const [key, offset] of Object.entries(record.positions)) instance.positions.set(key, offset);
+      // A position is only good while the instance kept its partition; one that moved to
+      // another instance meanwhile starts again from the committed offset.
+      const heldByOthers = new Set(
+        this.store
+          .holders(record.group)
+          .filter((h) => h.instance !== record.id)
+          .map((h) => positionKey(h.topic, h.partition)),
+      );
+      for (const [key, offset] of Object.entries(record.positions))
+        if (!heldByOthers.has(key)) instance.positions.set(key, offset);
       this.membersOf(record.group, true).set(record.id, instance);
       this.nextSeq = Math.max(this.nextSeq, record.seq + 1);
       touched.add(record.group);
@@ -142,15 +193,20 @@ export class ConsumerGroups {
     for (const group of touched) this.rebalance(group, false);
   }
 
-  create(group: string, config: InstanceConfig, id: string): ConsumerInstance {
-    const members = this.membersOf(group, true);
-    if (members.size >= this.limits.maxInstancesPerGroup) {
+  /** `baseUri`: where clients reach the instance (named to clients that ask another node). */
+  create(group: string, config: InstanceConfig, id: string, baseUri?: string): ConsumerInstance {
+    const all = this.store.members(group);
+    if (all.length >= this.limits.maxInstancesPerGroup) {
       throw unprocessable(
-        `consumer group '${group}' already has ${members.size} instances (limit STREAMS_MAX_INSTANCES_PER_GROUP=${this.limits.maxInstancesPerGroup})`,
+        `consumer group '${group}' already has ${all.length} instances (limit STREAMS_MAX_INSTANCES_PER_GROUP=${this.limits.maxInstancesPerGroup})`,
       );
     }
-    const instance = new ConsumerInstance(group, id, this.nextSeq++, this.now(), config, [], this.now());
-    members.set(id, instance);
+    // Join order across nodes: after every member this node has heard of.
+    const seq = Math.max(this.nextSeq, ...all.map((m) => m.seq + 1));
+    this.nextSeq = seq + 1;
+    const now = this.now();
+    const instance = new ConsumerInstance(group, id, seq, now, config, [], now, this.store.nodeId, baseUri);
+    this.membersOf(group, true).set(id, instance);
     this.store.saveInstance(instance.toRecord());
     return instance;
   }
@@ -158,7 +214,12 @@ export class ConsumerGroups {
   /** The instance, renewed against idle expiry; 404/40403 when unknown. */
   get(group: string, id: string): ConsumerInstance {
     const instance = this.groups.get(group)?.get(id);
-    if (!instance) throw instanceNotFound(group, id);
+    if (!instance) {
+      const remote = this.store.members(group).find((m) => m.id === id);
+      if (remote?.node !== undefined && remote.node !== this.store.nodeId)
+        throw instanceElsewhere(group, id, remote.node, remote.baseUri);
+      throw instanceNotFound(group, id);
+    }
     instance.lastSeen = this.now();
     return instance;
   }
@@ -174,14 +235,27 @@ export class ConsumerGroups {
   }
 
   private remove(instance: ConsumerInstance): void {
+    if (!this.forget(instance)) return;
+    // After the commits issued above, so the next holder starts after what was committed.
+    for (const h of this.store.holders(instance.group))
+      if (h.instance === instance.id) this.store.release(instance.group, h.topic, h.partition, instance.id);
+    this.store.deleteInstance(instance.group, instance.id);
+    this.rebalance(instance.group, true);
+  }
+
+  /** Another node removed the instance from the group (it took this node for dead). */
+  private drop(instance: ConsumerInstance): void {
+    if (this.forget(instance)) this.rebalance(instance.group, true);
+  }
+
+  private forget(instance: ConsumerInstance): boolean {
     const members = this.groups.get(instance.group);
-    if (!members || members.get(instance.id) !== instance) return;
+    if (!members || members.get(instance.id) !== instance) return false;
     members.delete(instance.id);
     instance.deleted = true;
     instance.wake?.();
-    this.store.deleteInstance(instance.group, instance.id);
     if (members.size === 0) this.groups.delete(instance.group);
-    else this.rebalance(instance.group, true);
+    return true;
   }
 
   /** Replaces the subscription (an empty list unsubscribes); every topic must exist. */
@@ -367,6 +441,7 @@ export class ConsumerGroups {
   close(): void {
     this.closed = true;
     this.unsubscribeLog();
+    this.unsubscribeStore();
     for (const instance of this.waiting) instance.wake?.();
   }
 
@@ -384,22 +459,27 @@ export class ConsumerGroups {
    * committed first (with auto-commit), so the next owner starts after what was delivered.
    */
   private rebalance(group: string, commitRevoked: boolean): void {
+    // Only this node's instances are acted on; every member, on every node, counts for the plan.
     const members = [...(this.groups.get(group)?.values() ?? [])];
+    if (members.length === 0) return;
     const plan = assignPartitions(
-      members.map((m) => ({ id: m.id, seq: m.seq, topics: m.topics })),
+      this.store.members(group).map((m) => ({ id: m.id, seq: m.seq, topics: m.topics })),
       (name) => this.log.topic(name),
     );
+    const holders = this.store.holders(group);
     const changed = new Set<ConsumerInstance>();
     for (const member of members) {
       const keep = new Set((plan.get(member.id) ?? []).map((tp) => positionKey(tp.topic, tp.partition)));
-      for (const [key, position] of member.positions) {
+      const had = new Set([...member.assignedKeys, ...member.positions.keys()]);
+      for (const h of holders) if (h.instance === member.id) had.add(positionKey(h.topic, h.partition));
+      for (const key of had) {
         if (keep.has(key)) continue;
-        if (commitRevoked && member.config.autoCommit) {
-          const slash = key.lastIndexOf('/');
-          this.store.commit(group, key.slice(0, slash), Number(key.slice(slash + 1)), position);
-        }
-        member.positions.delete(key);
-        changed.add(member);
+        const [topic, partition] = splitKey(key);
+        const position = member.positions.get(key);
+        if (position !== undefined && commitRevoked && member.config.autoCommit)
+          this.store.commit(group, topic, partition, position);
+        if (member.positions.delete(key)) changed.add(member);
+        this.store.release(group, topic, partition, member.id);
       }
     }
     for (const member of changed) this.store.saveInstance(member.toRecord());
@@ -408,6 +488,8 @@ export class ConsumerGroups {
     for (const member of members) {
       const assigned: Assigned[] = [];
       for (const tp of plan.get(member.id) ?? []) {
+        // Not readable until the previous holder has let go (it commits first) or left.
+        if (!this.store.claim(group, tp.topic, tp.partition, member.id)) continue;
         const topic = this.log.topic(tp.topic)!;
         const key = positionKey(tp.topic, tp.partition);
         assigned.push({ topic, partition: tp.partition, key });

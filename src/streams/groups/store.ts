@@ -1,9 +1,12 @@
-// Persistence for consumer groups: committed offsets per (group, topic, partition) and each
-// consumer instance's state (membership, subscription, positions), so both survive a restart.
-// Reads are served from memory (loaded at open); writes go to LMDB un-awaited and ride the
-// same group commits as produced records, except where a caller awaits `flush()`.
-
-import type { Database, RootDatabase } from 'lmdb';
+// The group-state port: committed offsets per (group, topic, partition), each consumer instance's
+// state (membership, subscription, positions) and which instance currently holds each partition.
+// The coordinator depends on this interface only. Two implementations: LmdbGroupStore (one node,
+// in the same LMDB environment as the log) and JetStreamGroupStore (a key-value bucket shared by
+// every Sluice node on one JetStream cluster, so groups span nodes).
+//
+// Reads are synchronous, answered from memory (an implementation keeps its copy current); writes
+// are issued without waiting and `flush()` resolves once every write issued so far is durable
+// and visible to this node's reads.
 
 export type OffsetReset = 'earliest' | 'latest' | 'none';
 
@@ -14,71 +17,67 @@ export interface InstanceConfig {
   readonly requestTimeoutMs: number | undefined;
 }
 
-export interface InstanceRecord {
+/** What every node needs to know about a member of a group to compute the assignment. */
+export interface GroupMember {
   readonly group: string;
   readonly id: string;
+  /** Join order within the group; ties broken by id. */
   readonly seq: number;
+  readonly topics: readonly string[];
+  /** The node that created the instance and serves it (absent in records of older versions). */
+  readonly node?: string | undefined;
+  /** The instance's base_uri on its node. */
+  readonly baseUri?: string | undefined;
+}
+
+export interface InstanceRecord extends GroupMember {
   readonly createdAt: number;
   readonly config: InstanceConfig;
-  readonly topics: readonly string[];
   /** `topic/partition` → next offset to deliver. */
   readonly positions: Readonly<Record<string, number>>;
 }
 
-type OffsetKey = [string, string, number];
-
-export class GroupStore {
-  private readonly offsetsDb: Database<number, OffsetKey>;
-  private readonly instancesDb: Database<InstanceRecord, [string, string]>;
-  private readonly committed = new Map<string, number>();
-  private lastWrite: Promise<unknown> = Promise.resolve();
-
-  constructor(root: RootDatabase) {
-    this.offsetsDb = root.openDB<number, OffsetKey>({ name: 'group-offsets' });
-    this.instancesDb = root.openDB<InstanceRecord, [string, string]>({ name: 'group-instances' });
-    for (const { key, value } of this.offsetsDb.getRange()) {
-      this.committed.set(offsetKey(key[0], key[1], key[2]), value);
-    }
-  }
-
-  committedOffset(group: string, topic: string, partition: number): number | undefined {
-    return this.committed.get(offsetKey(group, topic, partition));
-  }
-
-  commit(group: string, topic: string, partition: number, offset: number): void {
-    const key = offsetKey(group, topic, partition);
-    if (this.committed.get(key) === offset) return;
-    this.committed.set(key, offset);
-    this.track(this.offsetsDb.put([group, topic, partition], offset));
-  }
-
-  loadInstances(): InstanceRecord[] {
-    const out: InstanceRecord[] = [];
-    for (const { value } of this.instancesDb.getRange()) out.push(value);
-    return out;
-  }
-
-  saveInstance(record: InstanceRecord): void {
-    this.track(this.instancesDb.put([record.group, record.id], record));
-  }
-
-  deleteInstance(group: string, id: string): void {
-    this.track(this.instancesDb.remove([group, id]));
-  }
-
-  /** Resolves when every write issued so far is durable. */
-  async flush(): Promise<void> {
-    await this.lastWrite;
-    await this.instancesDb.flushed;
-  }
-
-  private track(write: Promise<unknown>): void {
-    // Writes commit in order, so waiting for the last one covers all earlier ones.
-    this.lastWrite = write;
-    write.catch(() => undefined);
-  }
+export interface PartitionHolder {
+  readonly topic: string;
+  readonly partition: number;
+  /** The instance allowed to read the partition for the group. */
+  readonly instance: string;
 }
 
-function offsetKey(group: string, topic: string, partition: number): string {
-  return `${group}\u0000${topic}\u0000${partition}`;
+export type GroupStoreEvent =
+  /** The group's members, their subscriptions or its partition holders changed. */
+  | { readonly type: 'changed'; readonly group: string }
+  /** Another node removed one of this node's instances (this node was taken for dead). */
+  | { readonly type: 'removed'; readonly group: string; readonly id: string };
+
+export interface GroupStore {
+  /** This node's id; instances it creates carry it. */
+  readonly nodeId: string;
+
+  /** The group's next offset to read, undefined when none is committed. */
+  committedOffset(group: string, topic: string, partition: number): number | undefined;
+  commit(group: string, topic: string, partition: number, offset: number): void;
+
+  /** This node's instances, as last saved (to resume them after a restart). */
+  loadInstances(): InstanceRecord[];
+  saveInstance(record: InstanceRecord): void;
+  deleteInstance(group: string, id: string): void;
+  /** Every live member of the group, on every node (this node's included). */
+  members(group: string): readonly GroupMember[];
+
+  /**
+   * Partition hand-over. The assignment is computed from the members alone; before an instance
+   * reads a partition it must hold it, and it can only take it once the previous holder let go
+   * (after committing) or left the group, so two instances never read one partition at once.
+   */
+  holders(group: string): readonly PartitionHolder[];
+  /** True when `instance` holds the partition now; otherwise a `changed` event follows later. */
+  claim(group: string, topic: string, partition: number, instance: string): boolean;
+  /** Lets go of a partition `instance` holds, once the writes issued before are durable. */
+  release(group: string, topic: string, partition: number, instance: string): void;
+
+  onChange(listener: (event: GroupStoreEvent) => void): () => void;
+  /** Resolves when the writes issued so far are durable (rejects if one of them failed). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
 }

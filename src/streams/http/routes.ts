@@ -172,13 +172,11 @@ export function buildRouter(deps: StreamsDeps): Router {
       checkName('consumer group', group, ErrorCodes.invalidConsumerConfig);
       const config = parseConsumerConfig(body, settings.fetchTimeoutMaxMs);
       const id = uuid();
-      groups.create(group, config, id);
-      await groups.flush();
       const base = settings.publicUrl ?? baseFromHost(req.headers.host, deps.baseUrl);
-      sendJson(res, type, {
-        instance_id: id,
-        base_uri: `${base}/streams/consumers/${encodeURIComponent(group)}/instances/${id}`,
-      });
+      const baseUri = `${base}/streams/consumers/${encodeURIComponent(group)}/instances/${id}`;
+      groups.create(group, config, id, baseUri);
+      await groups.flush();
+      sendJson(res, type, { instance_id: id, base_uri: baseUri });
     }),
     READ,
   );

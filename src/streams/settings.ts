@@ -2,9 +2,10 @@
 // (documented in docs/streams.md); a bad value stops the start naming the variable.
 // STREAMS_HOST and STREAMS_PORT are read by the core (CoreSettings.streams).
 
+import { randomId } from '../core/ids.js';
 import { SettingsError, type EnvReader } from '../core/settings/index.js';
 
-export interface StreamsSettings {
+export interface StreamsSettings extends StreamsNodeSettings {
   /** Advertised base for `base_uri` (behind a proxy); otherwise built from the request's Host. */
   readonly publicUrl: string | undefined;
   readonly defaultPartitions: number;
@@ -28,6 +29,7 @@ export function loadStreamsSettings(env: EnvReader): StreamsSettings {
   const fetchTimeoutMaxMs = env.duration('STREAMS_FETCH_TIMEOUT_MAX', 30_000);
   const fetchMaxBytesLimit = env.int('STREAMS_FETCH_MAX_BYTES_LIMIT', 64 * 1024 * 1024, { min: 1024 });
   const settings: StreamsSettings = {
+    ...loadNodeSettings(env),
     publicUrl: normalisePublicUrl(env.optionalString('STREAMS_PUBLIC_URL')),
     defaultPartitions: env.int('STREAMS_DEFAULT_PARTITIONS', 1, { min: 1, max: maxPartitions }),
     maxPartitions,
@@ -85,4 +87,36 @@ function normalisePublicUrl(value: string | undefined): string | undefined {
     );
   }
   return value.replace(/\/+$/, '');
+}
+
+/** How this node shows itself to the other Sluice nodes sharing a JetStream cluster. */
+export interface StreamsNodeSettings {
+  /** Names this node in group membership; consumer instances belong to the node that created them. */
+  readonly nodeId: string;
+  /** How often the node refreshes its heartbeat in the group-state bucket. */
+  readonly nodeHeartbeatMs: number;
+  /** A node whose heartbeat was not refreshed for this long is taken for dead by the others. */
+  readonly nodeTimeoutMs: number;
+}
+
+const NODE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+function loadNodeSettings(env: EnvReader): StreamsNodeSettings {
+  const nodeId = env.optionalString('STREAMS_NODE_ID') ?? randomId(6, 'node-');
+  if (!NODE_ID.test(nodeId)) {
+    throw new SettingsError('STREAMS_NODE_ID', nodeId, '1-64 characters of A-Z a-z 0-9 _ -');
+  }
+  const nodeHeartbeatMs = env.duration('STREAMS_NODE_HEARTBEAT', 1_000);
+  const nodeTimeoutMs = env.duration('STREAMS_NODE_TIMEOUT', 10_000);
+  if (nodeHeartbeatMs <= 0) {
+    throw new SettingsError('STREAMS_NODE_HEARTBEAT', `${nodeHeartbeatMs}ms`, 'a positive duration');
+  }
+  if (nodeTimeoutMs <= nodeHeartbeatMs) {
+    throw new SettingsError(
+      'STREAMS_NODE_TIMEOUT',
+      `${nodeTimeoutMs}ms`,
+      `longer than STREAMS_NODE_HEARTBEAT (${nodeHeartbeatMs}ms)`,
+    );
+  }
+  return { nodeId, nodeHeartbeatMs, nodeTimeoutMs };
 }

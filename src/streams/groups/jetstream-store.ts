@@ -1,0 +1,449 @@
+// Group state in a JetStream key-value bucket shared by every Sluice node of one NATS cluster, so
+// consumer groups span nodes (key layout: kv-keys.ts). Each node keeps a copy of the whole bucket
+// in memory, fed by one KV watch (an ordered consumer: entries arrive in revision order), and
+// answers reads from it. Writes are issued without waiting; `flush()` waits for their acks and
+// then for the watch to have delivered them, so a reader on this node sees its own writes.
+//
+// Members of this node are written by this node only (plain puts); what other nodes do with
+// them is revision-checked: a node taken for dead has its members deleted with the revision the
+// survivor saw, and partitions change holder with create / update-at-revision / delete-at-revision,
+// so two survivors never both win. A partition is let go only after the commits issued before
+// are acknowledged, and a new holder reads the committed offset only once the watch delivered
+// its own claim — every write before it (the old holder's commit included) is in the copy then.
+
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { ErrorCodes, StreamsError } from '../errors.js';
+import { claimKey, memberKey, nodeKey, offsetKey, parseKey, positionsKey } from './kv-keys.js';
+import { NodeLiveness } from './liveness.js';
+import type { GroupMember, GroupStore, GroupStoreEvent, InstanceRecord, PartitionHolder } from './store.js';
+
+export const DEFAULT_GROUPS_BUCKET = 'sluice_streams_groups';
+
+export interface JetStreamGroupStoreOptions {
+  readonly nc: NatsConnection;
+  readonly nodeId: string;
+  /** Replicas of the bucket's stream (STREAMS_REPLICAS). */
+  readonly replicas: number;
+  readonly heartbeatMs: number;
+  readonly nodeTimeoutMs: number;
+  readonly bucket?: string;
+  /** Written into the heartbeat so an operator can tell where a node answers. */
+  readonly url?: string;
+  /** Monotonic clock for heartbeat ages (default performance.now). */
+  readonly now?: () => number;
+  /** How long `flush()` waits for the watch to deliver acknowledged writes. */
+  readonly visibleTimeoutMs?: number;
+  /** Failures of background writes (heartbeats, hand-overs, expiry), for the log. */
+  readonly onError?: (what: string, error: unknown) => void;
+}
+
+type StoredMember = Omit<InstanceRecord, 'positions'>;
+
+interface Held {
+  readonly holder: PartitionHolder;
+  readonly revision: number;
+}
+
+const storeFailure = (error: unknown): StreamsError =>
+  new StreamsError(
+    503,
+    ErrorCodes.storageRetriable,
+    `consumer group state could not be stored in JetStream (${(error as Error)?.message ?? String(error)}); retry`,
+  );
+
+export class JetStreamGroupStore implements GroupStore {
+  readonly nodeId: string;
+  private readonly offsets = new Map<string, number>();
+  private readonly membersByGroup = new Map<
+    string,
+    Map<string, { member: StoredMember; revision: number }>
+  >();
+  private readonly claims = new Map<string, Map<string, Held>>();
+  /** Positions read at open, for this node's instances. */
+  private readonly positionsAtOpen = new Map<string, Record<string, number>>();
+  private readonly written = new Map<string, string>();
+  private readonly claiming = new Set<string>();
+  private readonly releasing = new Set<string>();
+  private readonly expiring = new Set<string>();
+  private readonly listeners = new Set<(event: GroupStoreEvent) => void>();
+  private readonly pending = new Set<Promise<void>>();
+  private readonly waiters: Array<{ revision: number; resolve: () => void }> = [];
+  private readonly liveness: NodeLiveness;
+  private readonly onError: (what: string, error: unknown) => void;
+  private failure: unknown;
+  private seen = 0;
+  private acked = 0;
+  private opened = false;
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+  private watcher: { stop(): void } | undefined;
+  private watching: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly kv: KV,
+    private readonly options: JetStreamGroupStoreOptions,
+  ) {
+    this.nodeId = options.nodeId;
+    this.liveness = new NodeLiveness(options.nodeTimeoutMs, options.now ?? (() => performance.now()));
+    this.onError = options.onError ?? (() => undefined);
+  }
+
+  /** Creates the bucket if needed, loads it and starts heartbeating. */
+  static async open(options: JetStreamGroupStoreOptions): Promise<JetStreamGroupStore> {
+    const kv = await new Kvm(jetstream(options.nc)).create(options.bucket ?? DEFAULT_GROUPS_BUCKET, {
+      replicas: options.replicas,
+      history: 1,
+    });
+    const store = new JetStreamGroupStore(kv, options);
+    await store.start();
+    return store;
+  }
+
+  private async start(): Promise<void> {
+    const last = (await this.kv.status()).streamInfo.state.last_seq;
+    const watcher = await this.kv.watch({ key: '>' });
+    this.watcher = watcher;
+    this.watching = (async () => {
+      for await (const entry of watcher) {
+        try {
+          this.apply(entry);
+        } catch (error) {
+          this.onError('applying a group-state change', error);
+        }
+        this.seen = Math.max(this.seen, entry.revision);
+        this.wakeWaiters();
+      }
+    })();
+    // The watch starts with the last value of every key; the newest of them is `last`.
+    await this.visible(last);
+    this.opened = true;
+    this.beat();
+    this.timer = setInterval(() => {
+      this.beat();
+      this.expireDeadNodes();
+    }, this.options.heartbeatMs);
+    this.timer.unref();
+  }
+
+  // --- offsets -----------------------------------------------------------------------------
+
+  committedOffset(group: string, topic: string, partition: number): number | undefined {
+    return this.offsets.get(offsetKey(group, topic, partition));
+  }
+
+  commit(group: string, topic: string, partition: number, offset: number): void {
+    const key = offsetKey(group, topic, partition);
+    const text = String(offset);
+    if (this.written.get(key) === text && this.offsets.get(key) === offset) return;
+    this.written.set(key, text);
+    this.write(this.kv.put(key, text));
+  }
+
+  // --- instances and members ---------------------------------------------------------------
+
+  loadInstances(): InstanceRecord[] {
+    const out: InstanceRecord[] = [];
+    for (const members of this.membersByGroup.values()) {
+      for (const { member } of members.values()) {
+        if (member.node !== this.nodeId) continue;
+        const positions = this.positionsAtOpen.get(positionsKey(member.group, member.id)) ?? {};
+        // JSON leaves out an unset request timeout; the record has the key.
+        const config = { ...member.config, requestTimeoutMs: member.config.requestTimeoutMs ?? undefined };
+        out.push({ ...member, config, positions });
+      }
+    }
+    return out;
+  }
+
+  saveInstance(record: InstanceRecord): void {
+    const { positions, ...member } = record;
+    const stored: StoredMember = { ...member, node: this.nodeId };
+    this.membersOf(record.group).set(record.id, {
+      member: stored,
+      revision: this.membersByGroup.get(record.group)?.get(record.id)?.revision ?? 0,
+    });
+    this.put(memberKey(record.group, record.id), JSON.stringify(stored));
+    this.put(positionsKey(record.group, record.id), JSON.stringify(positions));
+  }
+
+  deleteInstance(group: string, id: string): void {
+    const members = this.membersByGroup.get(group);
+    members?.delete(id);
+    if (members?.size === 0) this.membersByGroup.delete(group);
+    for (const key of [memberKey(group, id), positionsKey(group, id)]) {
+      this.written.delete(key);
+      this.write(this.kv.delete(key));
+    }
+  }
+
+  members(group: string): readonly GroupMember[] {
+    return [...(this.membersByGroup.get(group)?.values() ?? [])].map((m) => m.member);
+  }
+
+  // --- partition holders -------------------------------------------------------------------
+
+  holders(group: string): readonly PartitionHolder[] {
+    return [...(this.claims.get(group)?.values() ?? [])].map((h) => h.holder);
+  }
+
+  claim(group: string, topic: string, partition: number, instance: string): boolean {
+    const key = claimKey(group, topic, partition);
+    const current = this.claims.get(group)?.get(`${topic}/${partition}`);
+    if (this.releasing.has(key)) return false;
+    if (current?.holder.instance === instance) return true;
+    if (this.claiming.has(key) || this.closed) return false;
+    // A live member keeps its partition until it lets go; one that left or was expired does not.
+    if (current && this.membersByGroup.get(group)?.has(current.holder.instance)) return false;
+    this.claiming.add(key);
+    // Held once the watch delivers the claim (a `changed` event), not at the ack: by then every
+    // earlier write, the previous holder's last commit included, is in this node's copy.
+    const attempt = current ? this.kv.update(key, instance, current.revision) : this.kv.create(key, instance);
+    attempt
+      .catch(() => this.retryLater(group)) // someone else won, or JetStream did not answer
+      .finally(() => this.claiming.delete(key));
+    return false;
+  }
+
+  release(group: string, topic: string, partition: number, instance: string): void {
+    const key = claimKey(group, topic, partition);
+    const current = this.claims.get(group)?.get(`${topic}/${partition}`);
+    if (current?.holder.instance !== instance || this.releasing.has(key) || this.closed) return;
+    this.releasing.add(key);
+    // Only after the commits issued before are acknowledged: the next holder starts from them.
+    const before = [...this.pending];
+    void Promise.allSettled(before)
+      .then(() => this.kv.delete(key, { previousSeq: current.revision }))
+      .catch((error: unknown) => {
+        this.releasing.delete(key);
+        this.onError(`letting go of ${topic}/${partition} of group '${group}'`, error);
+        this.retryLater(group);
+      });
+  }
+
+  // --- events, durability, life cycle ------------------------------------------------------
+
+  onChange(listener: (event: GroupStoreEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async flush(): Promise<void> {
+    await Promise.all([...this.pending]);
+    const failure = this.failure;
+    this.failure = undefined;
+    if (failure !== undefined) throw storeFailure(failure);
+    await this.visible(this.acked);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    await Promise.allSettled([...this.pending]);
+    this.watcher?.stop();
+    await this.watching.catch(() => undefined);
+    for (const w of this.waiters.splice(0)) w.resolve();
+    // The heartbeat stays: a restart with the same STREAMS_NODE_ID resumes this node's
+    // instances, and otherwise the others expire them after STREAMS_NODE_TIMEOUT.
+  }
+
+  // --- internals ---------------------------------------------------------------------------
+
+  private apply(entry: KvWatchEntry): void {
+    const parsed = parseKey(entry.key);
+    if (!parsed) return;
+    const deleted = entry.operation !== 'PUT';
+    switch (parsed.kind) {
+      case 'offset':
+        if (deleted) this.offsets.delete(entry.key);
+        else this.offsets.set(entry.key, Number(entry.string()));
+        return;
+      case 'member':
+        return this.applyMember(entry, parsed, deleted);
+      case 'positions':
+        if (!this.opened && !deleted) this.positionsAtOpen.set(entry.key, entry.json());
+        return;
+      case 'claim':
+        return this.applyClaim(entry, parsed, deleted);
+      case 'node':
+        if (deleted) this.liveness.forget(parsed.node);
+        else this.liveness.observe(parsed.node, entry.revision);
+        return;
+    }
+  }
+
+  private applyMember(entry: KvWatchEntry, key: { group: string; id: string }, deleted: boolean): void {
+    const known = this.membersByGroup.get(key.group)?.get(key.id);
+    if (deleted) {
+      if (!known) return;
+      const members = this.membersByGroup.get(key.group)!;
+      members.delete(key.id);
+      if (members.size === 0) this.membersByGroup.delete(key.group);
+      if (known.member.node === this.nodeId) {
+        // Not deleted by this node (that removes it from the copy first): another node took
+        // this one for dead and removed the instance.
+        this.written.delete(entry.key);
+        this.emit({ type: 'removed', group: key.group, id: key.id });
+      } else this.emit({ type: 'changed', group: key.group });
+      return;
+    }
+    const member = entry.json<StoredMember>();
+    if (member.node === this.nodeId && this.opened) {
+      if (known) known.revision = entry.revision;
+      // A write of an instance this node no longer has (it was deleted or expired meanwhile).
+      else void this.kv.delete(entry.key, { previousSeq: entry.revision }).catch(() => undefined);
+      return;
+    }
+    this.membersOf(key.group).set(key.id, { member, revision: entry.revision });
+    if (this.opened) this.emit({ type: 'changed', group: key.group });
+  }
+
+  private applyClaim(
+    entry: KvWatchEntry,
+    key: { group: string; topic: string; partition: number },
+    deleted: boolean,
+  ): void {
+    const partitionId = `${key.topic}/${key.partition}`;
+    let held = this.claims.get(key.group);
+    if (deleted) {
+      this.releasing.delete(entry.key);
+      held?.delete(partitionId);
+      if (held?.size === 0) this.claims.delete(key.group);
+    } else {
+      if (!held) this.claims.set(key.group, (held = new Map()));
+      const holder = { topic: key.topic, partition: key.partition, instance: entry.string() };
+      held.set(partitionId, { holder, revision: entry.revision });
+    }
+    if (this.opened) this.emit({ type: 'changed', group: key.group });
+  }
+
+  private membersOf(group: string): Map<string, { member: StoredMember; revision: number }> {
+    let members = this.membersByGroup.get(group);
+    if (!members) this.membersByGroup.set(group, (members = new Map()));
+    return members;
+  }
+
+  /** A put of this node's own key, skipped when the value is what it last wrote. */
+  private put(key: string, value: string): void {
+    if (this.written.get(key) === value) return;
+    this.written.set(key, value);
+    this.write(this.kv.put(key, value));
+  }
+
+  private write(operation: Promise<number | void>): void {
+    const tracked = operation.then(
+      (revision) => {
+        if (typeof revision === 'number') this.acked = Math.max(this.acked, revision);
+      },
+      (error: unknown) => {
+        this.failure ??= error;
+        this.onError('writing group state', error);
+      },
+    );
+    this.pending.add(tracked);
+    void tracked.finally(() => this.pending.delete(tracked));
+  }
+
+  /** Resolves once the watch has delivered `revision` (bounded: a stalled watch is an error). */
+  private visible(revision: number): Promise<void> {
+    if (this.seen >= revision || this.closed) return Promise.resolve();
+    const limit = this.options.visibleTimeoutMs ?? 30_000;
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const at = this.waiters.indexOf(waiter);
+        if (at >= 0) this.waiters.splice(at, 1);
+        reject(
+          storeFailure(
+            new Error(`the group-state watch did not deliver revision ${revision} in ${limit} ms`),
+          ),
+        );
+      }, limit);
+      const waiter = {
+        revision,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  private wakeWaiters(): void {
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const w = this.waiters[i]!;
+      if (w.revision <= this.seen) {
+        this.waiters.splice(i, 1);
+        w.resolve();
+      }
+    }
+  }
+
+  private emit(event: GroupStoreEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /** A claim or release that failed is tried again by the next rebalance, one heartbeat later. */
+  private retryLater(group: string): void {
+    if (this.closed) return;
+    setTimeout(() => {
+      if (!this.closed) this.emit({ type: 'changed', group });
+    }, this.options.heartbeatMs).unref();
+  }
+
+  private beat(): void {
+    if (this.closed) return;
+    const value = JSON.stringify({ node: this.nodeId, url: this.options.url ?? null, at: Date.now() });
+    this.kv.put(nodeKey(this.nodeId), value).catch((error: unknown) => this.onError('heartbeat', error));
+  }
+
+  /**
+   * Removes the members of nodes whose heartbeat stopped. Before deleting, the heartbeat is read
+   * once more from JetStream: a node that was only cut off from this one (its watch lagging)
+   * is not expired for what this node failed to see.
+   */
+  private expireDeadNodes(): void {
+    if (this.closed) return;
+    const suspects = new Map<string, Array<{ group: string; id: string; revision: number }>>();
+    for (const [group, members] of this.membersByGroup) {
+      for (const [id, { member, revision }] of members) {
+        const node = member.node;
+        if (node === undefined || node === this.nodeId || !this.liveness.isDead(node)) continue;
+        if (this.expiring.has(memberKey(group, id))) continue;
+        let list = suspects.get(node);
+        if (!list) suspects.set(node, (list = []));
+        list.push({ group, id, revision });
+      }
+    }
+    for (const [node, members] of suspects) void this.expireNode(node, members);
+  }
+
+  private async expireNode(
+    node: string,
+    members: Array<{ group: string; id: string; revision: number }>,
+  ): Promise<void> {
+    const keys = members.map((m) => memberKey(m.group, m.id));
+    for (const key of keys) this.expiring.add(key);
+    try {
+      const heartbeat = await this.kv.get(nodeKey(node));
+      if (heartbeat && heartbeat.operation === 'PUT' && heartbeat.revision !== this.liveness.revision(node)) {
+        this.liveness.observe(node, heartbeat.revision);
+        return;
+      }
+      // At the revision seen: if the node wrote the member since, it is alive after all; if
+      // another survivor deleted it first, its delete wins and this one fails harmlessly.
+      await Promise.allSettled(
+        members.map(async (m) => {
+          await this.kv.delete(memberKey(m.group, m.id), { previousSeq: m.revision });
+          await this.kv.delete(positionsKey(m.group, m.id));
+        }),
+      );
+    } catch (error) {
+      this.onError(`expiring the instances of node ${node}`, error);
+    } finally {
+      for (const key of keys) this.expiring.delete(key);
+    }
+  }
+}

@@ -1,0 +1,144 @@
+// The group-state port's contract: every GroupStore gives the same answers to the same calls.
+// Run against LMDB (group-store-lmdb.test.ts) and a 3-node JetStream cluster
+// (group-store-jetstream.test.ts). A partition hand-over may complete later on a networked
+// store, so claims are waited for (on state, with the hang deadline only).
+import { after, before, describe, test } from 'node:test';
+import { strict as assert } from 'node:assert';
+import type { GroupStore, InstanceRecord } from '../../src/streams/groups/store.js';
+import { waitUntil } from '../helpers/wait.js';
+
+export interface StoreFixture {
+  /** Opens the store (again) on the same stored state, as node `nodeId`. */
+  open(nodeId: string): Promise<GroupStore>;
+  /** Closes a store opened by `open` (as a shutdown would). */
+  close(store: GroupStore): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+let counter = 0;
+/** A group name of its own for each test, so tests sharing one backend do not meet. */
+const uniqueGroup = (name: string): string => `${name}.${process.pid}.${++counter}`;
+
+const instance = (
+  group: string,
+  id: string,
+  node: string,
+  extra: Partial<InstanceRecord> = {},
+): InstanceRecord => ({
+  group,
+  id,
+  seq: 1,
+  createdAt: 1_700_000_000_000,
+  config: { offsetReset: 'earliest', autoCommit: true, requestTimeoutMs: undefined },
+  topics: ['orders'],
+  positions: {},
+  node,
+  baseUri: `http://${node}.example/streams/consumers/${group}/instances/${id}`,
+  ...extra,
+});
+
+/** Claims until the store says the instance holds the partition. */
+export const holdPartition = (store: GroupStore, group: string, topic: string, p: number, id: string) =>
+  waitUntil(`${id} to hold ${topic}/${p}`, () => store.claim(group, topic, p, id));
+
+export function groupStoreContract(
+  name: string,
+  makeFixture: () => Promise<StoreFixture>,
+  skip?: string | false,
+): void {
+  describe(`group store contract: ${name}`, { skip }, () => {
+    let fixture: StoreFixture;
+    let store: GroupStore;
+    before(async () => {
+      fixture = await makeFixture();
+      store = await fixture.open('node-a');
+    });
+    after(async () => {
+      if (store) await fixture.close(store);
+      await fixture?.cleanup();
+    });
+
+    test('commits are read back, overwritten, kept per group, topic and partition, and survive a reopen', async () => {
+      const g = uniqueGroup('offsets');
+      assert.equal(store.committedOffset(g, 'orders', 0), undefined);
+      store.commit(g, 'orders', 0, 5);
+      store.commit(g, 'orders', 1, 7);
+      store.commit(g, 'orders.v2', 0, 9);
+      await store.flush();
+      assert.equal(store.committedOffset(g, 'orders', 0), 5);
+      store.commit(g, 'orders', 0, 3); // explicit commits may move back
+      await store.flush();
+      assert.equal(store.committedOffset(g, 'orders', 0), 3);
+      assert.equal(store.committedOffset(g, 'orders', 1), 7);
+      assert.equal(store.committedOffset(g, 'orders.v2', 0), 9);
+      assert.equal(store.committedOffset(`${g}-other`, 'orders', 0), undefined);
+      await fixture.close(store);
+      store = await fixture.open('node-a');
+      assert.equal(store.committedOffset(g, 'orders', 0), 3);
+      assert.equal(store.committedOffset(g, 'orders.v2', 0), 9);
+    });
+
+    test('instances are members of their group, reload with their positions after a reopen, and leave when deleted', async () => {
+      const g = uniqueGroup('members');
+      store.saveInstance(instance(g, 'one', store.nodeId, { seq: 1 }));
+      store.saveInstance(instance(g, 'two', store.nodeId, { seq: 2, topics: ['a', 'b'] }));
+      store.saveInstance(instance(g, 'one', store.nodeId, { seq: 1, positions: { 'orders/0': 4 } }));
+      await store.flush();
+      const ids = (list: readonly { id: string }[]) => list.map((m) => m.id).sort();
+      assert.deepEqual(ids(store.members(g)), ['one', 'two']);
+      const two = store.members(g).find((m) => m.id === 'two')!;
+      assert.deepEqual([two.seq, two.topics, two.node], [2, ['a', 'b'], store.nodeId]);
+      assert.match(two.baseUri ?? '', /instances\/two$/);
+      store.deleteInstance(g, 'two');
+      await store.flush();
+      assert.deepEqual(ids(store.members(g)), ['one']);
+      assert.deepEqual(store.members(`${g}-other`), []);
+
+      await fixture.close(store);
+      store = await fixture.open('node-a');
+      const loaded = store.loadInstances().filter((r) => r.group === g);
+      assert.equal(loaded.length, 1);
+      assert.deepEqual(loaded[0]!.positions, { 'orders/0': 4 });
+      assert.deepEqual(loaded[0]!.config, instance(g, 'one', 'x').config);
+      assert.deepEqual(ids(store.members(g)), ['one']);
+      store.deleteInstance(g, 'one');
+      await store.flush();
+    });
+
+    test('a partition has one holder: a live member keeps it until it lets go; a departed member loses it', async () => {
+      const g = uniqueGroup('holders');
+      store.saveInstance(instance(g, 'a', store.nodeId, { seq: 1 }));
+      store.saveInstance(instance(g, 'b', store.nodeId, { seq: 2 }));
+      await store.flush();
+      await holdPartition(store, g, 'orders', 0, 'a');
+      assert.equal(store.claim(g, 'orders', 0, 'b'), false, 'a live holder keeps its partition');
+      assert.deepEqual(store.holders(g), [{ topic: 'orders', partition: 0, instance: 'a' }]);
+      // Letting go of a partition one does not hold changes nothing.
+      store.release(g, 'orders', 0, 'b');
+      assert.equal(store.claim(g, 'orders', 0, 'a'), true);
+
+      store.release(g, 'orders', 0, 'a');
+      await holdPartition(store, g, 'orders', 0, 'b');
+      assert.deepEqual(store.holders(g), [{ topic: 'orders', partition: 0, instance: 'b' }]);
+
+      // b leaves without letting go (an expiry): a may take the partition.
+      store.deleteInstance(g, 'b');
+      await store.flush();
+      await holdPartition(store, g, 'orders', 0, 'a');
+      store.deleteInstance(g, 'a');
+      await store.flush();
+    });
+
+    test('the next holder sees the offset its predecessor committed before letting go', async () => {
+      const g = uniqueGroup('handover');
+      store.saveInstance(instance(g, 'first', store.nodeId, { seq: 1 }));
+      store.saveInstance(instance(g, 'second', store.nodeId, { seq: 2 }));
+      await store.flush();
+      await holdPartition(store, g, 'orders', 2, 'first');
+      store.commit(g, 'orders', 2, 41);
+      store.release(g, 'orders', 2, 'first'); // not awaited: the store orders the two
+      await holdPartition(store, g, 'orders', 2, 'second');
+      assert.equal(store.committedOffset(g, 'orders', 2), 41);
+    });
+  });
+}

@@ -33,6 +33,16 @@ const CASES: { module: string; allowed: string; refused: string }[] = [
   { module: 'lmdb', allowed: 'src/automation/db.ts', refused: 'src/automation/quality.ts' },
   { module: 'pino', allowed: 'src/core/log.ts', refused: 'src/core/http/server.ts' },
   {
+    module: '@nats-io/jetstream',
+    allowed: 'src/streams/log/jetstream.ts',
+    refused: 'src/streams/log/lmdb.ts',
+  },
+  {
+    module: '@nats-io/transport-node',
+    allowed: 'src/streams/nats/connection.ts',
+    refused: 'src/streams/index.ts',
+  },
+  {
     module: 'ajv',
     allowed: 'src/automation/schemas/compiler.ts',
     refused: 'src/automation/registry/manifest.ts',

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startHttpServer } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { ConsumerGroups } from './groups/coordinator.js';
-import { LmdbGroupStore } from './groups/lmdb-store.js';
+import { openGroupStore } from './groups/open.js';
 import { streamsErrorBody } from './http/errors.js';
 import { buildRouter } from './http/routes.js';
 import { JetStreamTopicLog } from './log/jetstream.js';
@@ -54,9 +54,17 @@ export async function startStreams(
       'streams log on NATS JetStream',
     );
   }
+  let groupStore;
+  try {
+    groupStore = await openGroupStore(settings, root, log);
+  } catch (error) {
+    await topicLog.close();
+    await root.close();
+    throw error;
+  }
   const groups = new ConsumerGroups(
     topicLog,
-    new LmdbGroupStore(root),
+    groupStore,
     {
       maxInstancesPerGroup: settings.maxInstancesPerGroup,
       instanceTimeoutMs: settings.instanceTimeoutMs,
@@ -87,6 +95,7 @@ export async function startStreams(
     });
   } catch (error) {
     groups.close();
+    await groupStore.close();
     await topicLog.close();
     await root.close();
     throw error;
@@ -121,7 +130,10 @@ export async function startStreams(
         clearInterval(expiry);
         groups.close();
         await server.close(ctx.core.shutdownGraceMs);
-        await groups.flush();
+        await groups.flush().catch((error: unknown) => {
+          log.warn({ err: error }, 'consumer group state not stored before shutdown');
+        });
+        await groupStore.close();
         await topicLog.close();
         await root.close();
         ctx.health.unregister('streams');

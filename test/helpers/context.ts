@@ -23,10 +23,12 @@ export async function makeTestContext(
     env?: Record<string, string>;
     shared?: Record<string, SharedArrayBuffer>;
     dataDir?: string;
+    /** The admin token (default: a random one); processes that must accept one token share it. */
+    token?: string;
   } = {},
 ): Promise<TestContext> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-test-'));
-  const token = 'test-admin-token-' + Math.random().toString(36).slice(2);
+  const token = options.token ?? 'test-admin-token-' + Math.random().toString(36).slice(2);
   const env = new EnvReader({
     SLUICE_DATA_DIR: dataDir,
     SLUICE_ADMIN_TOKEN: token,

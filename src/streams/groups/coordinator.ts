@@ -263,7 +263,7 @@ export class ConsumerGroups {
     const unique = [...new Set(topics)];
     for (const name of unique) if (!this.log.topic(name)) throw topicNotFound(name);
     instance.topics = unique;
-    this.store.saveInstance(instance.toRecord());
+    this.save(instance);
     this.rebalance(instance.group, true);
   }
 
@@ -287,7 +287,7 @@ export class ConsumerGroups {
         this.requirePositions(instance);
         const records = await this.collect(instance, options);
         if (records.length > 0) {
-          this.store.saveInstance(instance.toRecord());
+          this.save(instance);
           return records;
         }
         const left = deadline - this.now();
@@ -382,7 +382,7 @@ export class ConsumerGroups {
       return e;
     });
     for (const e of moves) instance.positions.set(positionKey(e.topic, e.partition), e.offset);
-    this.store.saveInstance(instance.toRecord());
+    this.save(instance);
   }
 
   async seekToBeginning(instance: ConsumerInstance, partitions: readonly TopicPartition[]): Promise<void> {
@@ -445,6 +445,14 @@ export class ConsumerGroups {
     for (const instance of this.waiting) instance.wake?.();
   }
 
+  /**
+   * Persists the instance, unless it left meanwhile (a fetch or fill in flight when it was
+   * deleted or expired must not write it back).
+   */
+  private save(instance: ConsumerInstance): void {
+    if (!instance.deleted) this.store.saveInstance(instance.toRecord());
+  }
+
   private membersOf(group: string, create: boolean): Map<string, ConsumerInstance> {
     let members = this.groups.get(group);
     if (!members) {
@@ -482,7 +490,7 @@ export class ConsumerGroups {
         this.store.release(group, topic, partition, member.id);
       }
     }
-    for (const member of changed) this.store.saveInstance(member.toRecord());
+    for (const member of changed) this.save(member);
     const filled = new Set<ConsumerInstance>();
     const fills: Array<Promise<void>> = [];
     for (const member of members) {
@@ -513,7 +521,7 @@ export class ConsumerGroups {
     const settled = (async () => {
       await previous;
       await Promise.allSettled(fills);
-      for (const member of filled) if (!member.deleted) this.store.saveInstance(member.toRecord());
+      for (const member of filled) this.save(member);
     })();
     this.settling.set(group, settled);
     void settled.then(() => {
@@ -550,7 +558,7 @@ export class ConsumerGroups {
       instance.positions.set(a.key, initial);
       changed = true;
     }
-    if (changed) this.store.saveInstance(instance.toRecord());
+    if (changed) this.save(instance);
   }
 
   private requirePositions(instance: ConsumerInstance): void {

@@ -29,6 +29,10 @@ export interface JetStreamGroupStoreOptions {
   readonly heartbeatMs: number;
   readonly nodeTimeoutMs: number;
   readonly bucket?: string;
+  /** Timeout of JetStream API calls such as creating the bucket (ms). */
+  readonly timeoutMs?: number;
+  /** Close (drain) the connection when the store closes. */
+  readonly ownsConnection?: boolean;
   /** Written into the heartbeat so an operator can tell where a node answers. */
   readonly url?: string;
   /** Monotonic clock for heartbeat ages (default performance.now). */
@@ -95,6 +99,7 @@ export class JetStreamGroupStore implements GroupStore {
     const kv = await new Kvm(jetstream(options.nc)).create(options.bucket ?? DEFAULT_GROUPS_BUCKET, {
       replicas: options.replicas,
       history: 1,
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
     });
     const store = new JetStreamGroupStore(kv, options);
     await store.start();
@@ -245,6 +250,8 @@ export class JetStreamGroupStore implements GroupStore {
     this.watcher?.stop();
     await this.watching.catch(() => undefined);
     for (const w of this.waiters.splice(0)) w.resolve();
+    if (this.options.ownsConnection)
+      await this.options.nc.drain().catch(() => this.options.nc.close().catch(() => undefined));
     // The heartbeat stays: a restart with the same STREAMS_NODE_ID resumes this node's
     // instances, and otherwise the others expire them after STREAMS_NODE_TIMEOUT.
   }

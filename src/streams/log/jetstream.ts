@@ -320,7 +320,8 @@ export class JetStreamTopicLog implements TopicLog {
 
 /** Errors a retry will not fix: refused credentials or permissions, a bad configuration. */
 function isPermanent(error: unknown): boolean {
-  const text = `${(error as Error)?.message ?? ''} ${String((error as { cause?: unknown })?.cause ?? '')}`;
+  const cause = (error as { cause?: unknown })?.cause;
+  const text = `${(error as Error)?.message ?? ''} ${cause instanceof Error ? cause.message : ''}`;
   return /authoriz|authenticat|permission|not enabled|invalid/i.test(text);
 }
 

@@ -42,7 +42,10 @@ export async function startStreams(
   try {
     topicLog =
       settings.nats !== undefined
-        ? await JetStreamTopicLog.open(settings.nats, { name: 'sluice-streams' })
+        ? await JetStreamTopicLog.open(settings.nats, {
+            name: 'sluice-streams',
+            onRetry: (error) => log.warn({ err: error.message }, 'JetStream not ready yet; retrying'),
+          })
         : new LmdbTopicLog(root);
   } catch (error) {
     await root.close();

@@ -3,24 +3,9 @@
 // Sluice node would be.
 import { describe } from 'node:test';
 import { JetStreamTopicLog } from '../../src/streams/log/jetstream.js';
-import type { NatsSettings } from '../../src/streams/settings.js';
 import { natsAvailable, startNatsCluster } from '../helpers/nats.js';
 import { runTopicLogContract } from './log-contract.js';
-
-export function natsSettings(urls: string[], overrides: Partial<NatsSettings> = {}): NatsSettings {
-  return {
-    servers: urls,
-    user: undefined,
-    password: undefined,
-    token: undefined,
-    credsFile: undefined,
-    tls: undefined,
-    replicas: 3,
-    prefix: 'sluicetest',
-    timeoutMs: 5_000,
-    ...overrides,
-  };
-}
+import { natsSettings } from './nats-settings.js';
 
 if (!natsAvailable) {
   describe(

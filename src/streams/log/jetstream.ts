@@ -32,9 +32,15 @@ const CACHE_BYTES = 64 * 1024 * 1024;
 /** Streams created (or removed) at once when a topic is created. */
 const STREAM_CONCURRENCY = 8;
 
+/** How long a start waits for a cluster that is not ready (e.g. starting at the same time). */
+const START_TIMEOUT_MS = 60_000;
+
 export interface JetStreamLogOptions {
   /** Connection name shown by the NATS server (monitoring). */
   readonly name?: string;
+  readonly startTimeoutMs?: number;
+  /** Told about each failed attempt to start (for the service's log). */
+  readonly onRetry?: (error: Error) => void;
 }
 
 export class JetStreamTopicLog implements TopicLog {
@@ -67,8 +73,32 @@ export class JetStreamTopicLog implements TopicLog {
     };
   }
 
-  /** Connects, binds the topic bucket and loads the topics; fails when the cluster is unreachable. */
+  /**
+   * Connects, binds the topic bucket and loads the topics. A cluster that is starting too (no
+   * stream leaders yet) is waited for, up to `startTimeoutMs`; then the start fails.
+   */
   static async open(settings: NatsSettings, options: JetStreamLogOptions = {}): Promise<JetStreamTopicLog> {
+    const deadline = Date.now() + (options.startTimeoutMs ?? START_TIMEOUT_MS);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await JetStreamTopicLog.openOnce(settings, options);
+      } catch (error) {
+        if (Date.now() >= deadline || isPermanent(error)) {
+          throw new Error(
+            `JetStream is not usable at ${settings.servers.join(', ')}: ${(error as Error).message}`,
+            { cause: error },
+          );
+        }
+        options.onRetry?.(error as Error);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
+      }
+    }
+  }
+
+  private static async openOnce(
+    settings: NatsSettings,
+    options: JetStreamLogOptions,
+  ): Promise<JetStreamTopicLog> {
     const nc = await connectNats(settings, options.name ?? 'sluice-streams');
     try {
       const jsm = await jetstreamManager(nc, { timeout: settings.timeoutMs });
@@ -83,12 +113,7 @@ export class JetStreamTopicLog implements TopicLog {
       return log;
     } catch (error) {
       await nc.close().catch(() => undefined);
-      throw new Error(
-        `JetStream is not usable at ${settings.servers.join(', ')}: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      );
+      throw error;
     }
   }
 
@@ -291,6 +316,13 @@ export class JetStreamTopicLog implements TopicLog {
     this.partitions.set(topic.id, states);
     return states;
   }
+}
+
+/** Errors a retry will not fix: refused credentials or permissions, a bad configuration. */
+function isPermanent(error: unknown): boolean {
+  const cause = (error as { cause?: unknown })?.cause;
+  const text = `${(error as Error)?.message ?? ''} ${cause instanceof Error ? cause.message : ''}`;
+  return /authoriz|authenticat|permission|not enabled|invalid/i.test(text);
 }
 
 function exists(name: string): StreamsError {

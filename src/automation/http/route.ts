@@ -171,6 +171,14 @@ export function route(spec: AnySpec): ApiRoute {
   return out;
 }
 
+/**
+ * The check the core makes of a JSON body, for a body a handler reads itself (multipart fields
+ * decoded into the JSON body's shape): a 400 `invalid_body` listing the problems, else the value.
+ */
+export function validateFields<T extends TSchema>(schema: T, value: unknown): Static<T> {
+  return validateBody<Static<T>>(schema, value);
+}
+
 const mediaType = (req: HttpRequest) =>
   (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 

@@ -133,15 +133,15 @@ function readSuite(valueBytes: number): BenchSuite {
       },
       'LmdbTopicLog.read': {
         opsPerCall: BATCH,
-        fn: () => {
-          sink += log.read(topic, 0, 0, limits).length;
+        fn: async () => {
+          sink += (await log.read(topic, 0, 0, limits)).length;
         },
       },
       'read + render JSON answer': {
         opsPerCall: BATCH,
-        fn: () => {
+        fn: async () => {
           sink += renderRecords(
-            log.read(topic, 0, 0, limits).map((record) => ({ topic: 'bench', record })),
+            (await log.read(topic, 0, 0, limits)).map((record) => ({ topic: 'bench', record })),
           ).length;
         },
       },

@@ -82,8 +82,8 @@ test('a server killed with SIGKILL during produce load loses no acknowledged rec
       assert.ok(topic, 'the topic survived');
       const stored = new Map<string, string>();
       for (let p = 0; p < topic.partitions; p++) {
-        const end = log.endOffset(topic, p);
-        const records = log.read(topic, p, 0, {
+        const end = await log.endOffset(topic, p);
+        const records = await log.read(topic, p, 0, {
           maxRecords: Number.MAX_SAFE_INTEGER,
           maxBytes: Number.MAX_SAFE_INTEGER,
           atLeastOne: true,
@@ -104,7 +104,7 @@ test('a server killed with SIGKILL during produce load loses no acknowledged rec
         );
       }
       // Offsets continue without gaps or reuse.
-      const end0 = log.endOffset(topic, 0);
+      const end0 = await log.endOffset(topic, 0);
       const [next] = await log.append(topic, [
         { partition: 0, key: null, valueJson: '{}', timestamp: Date.now(), headers: null },
       ]);

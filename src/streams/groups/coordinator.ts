@@ -1,6 +1,9 @@
 // Consumer groups: instances, subscriptions, partition ownership, positions and commits.
 // Everything runs on one event loop (the service is pinned to front-end thread 0), so the
 // group state needs no locks; what must survive a restart is written through GroupStore.
+// Log offsets are asynchronous (a networked log answers them over the network): a rebalance
+// changes ownership synchronously and fills the new owners' starting positions afterwards;
+// readers of positions wait for that (`settled`).
 
 import {
   illegalState,
@@ -101,6 +104,8 @@ export const positionKey = (topic: string, partition: number): string => `${topi
 export class ConsumerGroups {
   private readonly groups = new Map<string, Map<string, ConsumerInstance>>();
   private readonly waiting = new Set<ConsumerInstance>();
+  /** Per group: resolves once the last rebalance's starting positions are filled in. */
+  private readonly settling = new Map<string, Promise<void>>();
   private readonly unsubscribeLog: () => void;
   private nextSeq = 1;
   private closed = false;
@@ -203,8 +208,10 @@ export class ConsumerGroups {
       this.checkReadable(instance, options);
       if (options.commitDelivered ?? instance.config.autoCommit) this.commitPositions(instance);
       for (;;) {
+        await this.settled(instance.group);
+        await this.fillMissing(instance);
         this.requirePositions(instance);
-        const records = this.collect(instance, options);
+        const records = await this.collect(instance, options);
         if (records.length > 0) {
           this.store.saveInstance(instance.toRecord());
           return records;
@@ -242,10 +249,11 @@ export class ConsumerGroups {
   }
 
   /** Explicit commit: each offset is the last record consumed; the group resumes after it. */
-  commitOffsets(instance: ConsumerInstance, entries: readonly OffsetEntry[]): void {
-    const checked = entries.map((e) => {
-      const topic = this.topicPartition(e.topic, e.partition);
-      const end = this.log.endOffset(topic, e.partition);
+  async commitOffsets(instance: ConsumerInstance, entries: readonly OffsetEntry[]): Promise<void> {
+    const topics = entries.map((e) => this.topicPartition(e.topic, e.partition));
+    const ends = await Promise.all(entries.map((e, i) => this.log.endOffset(topics[i]!, e.partition)));
+    const checked = entries.map((e, i) => {
+      const end = ends[i]!;
       if (e.offset < -1 || e.offset >= end) {
         throw unprocessable(
           `offset ${e.offset} for ${e.topic}/${e.partition} is not a consumed offset (the partition holds offsets up to ${end - 1})`,
@@ -268,7 +276,8 @@ export class ConsumerGroups {
   }
 
   /** Next offset to fetch for each partition the instance owns. */
-  positionsOf(instance: ConsumerInstance): OffsetEntry[] {
+  async positionsOf(instance: ConsumerInstance): Promise<OffsetEntry[]> {
+    await this.settled(instance.group);
     return instance.assigned.map((a) => ({
       topic: a.topic.name,
       partition: a.partition,
@@ -276,11 +285,21 @@ export class ConsumerGroups {
     }));
   }
 
-  seek(instance: ConsumerInstance, entries: readonly OffsetEntry[]): void {
-    const moves = entries.map((e) => {
-      const topic = this.owned(instance, e.topic, e.partition);
-      const beginning = this.log.beginningOffset(topic, e.partition);
-      const end = this.log.endOffset(topic, e.partition);
+  async seek(instance: ConsumerInstance, entries: readonly OffsetEntry[]): Promise<void> {
+    await this.settled(instance.group);
+    const topics = entries.map((e) => this.owned(instance, e.topic, e.partition));
+    const bounds = await Promise.all(
+      entries.map((e, i) =>
+        Promise.all([
+          this.log.beginningOffset(topics[i]!, e.partition),
+          this.log.endOffset(topics[i]!, e.partition),
+        ]),
+      ),
+    );
+    const moves = entries.map((e, i) => {
+      const [beginning, end] = bounds[i]!;
+      // Ownership may have moved while the offsets were read.
+      this.owned(instance, e.topic, e.partition);
       if (e.offset < beginning || e.offset > end) {
         throw unprocessable(
           `offset ${e.offset} for ${e.topic}/${e.partition} is out of range [${beginning}, ${end}]`,
@@ -292,24 +311,33 @@ export class ConsumerGroups {
     this.store.saveInstance(instance.toRecord());
   }
 
-  seekToBeginning(instance: ConsumerInstance, partitions: readonly TopicPartition[]): void {
-    this.seek(
+  async seekToBeginning(instance: ConsumerInstance, partitions: readonly TopicPartition[]): Promise<void> {
+    await this.settled(instance.group);
+    const offsets = await Promise.all(
+      partitions.map((tp) =>
+        this.log.beginningOffset(this.owned(instance, tp.topic, tp.partition), tp.partition),
+      ),
+    );
+    await this.seek(
       instance,
-      partitions.map((tp) => ({
-        ...tp,
-        offset: this.log.beginningOffset(this.owned(instance, tp.topic, tp.partition), tp.partition),
-      })),
+      partitions.map((tp, i) => ({ ...tp, offset: offsets[i]! })),
     );
   }
 
-  seekToEnd(instance: ConsumerInstance, partitions: readonly TopicPartition[]): void {
-    this.seek(
-      instance,
-      partitions.map((tp) => ({
-        ...tp,
-        offset: this.log.endOffset(this.owned(instance, tp.topic, tp.partition), tp.partition),
-      })),
+  async seekToEnd(instance: ConsumerInstance, partitions: readonly TopicPartition[]): Promise<void> {
+    await this.settled(instance.group);
+    const offsets = await Promise.all(
+      partitions.map((tp) => this.log.endOffset(this.owned(instance, tp.topic, tp.partition), tp.partition)),
     );
+    await this.seek(
+      instance,
+      partitions.map((tp, i) => ({ ...tp, offset: offsets[i]! })),
+    );
+  }
+
+  /** Resolves once the group's last rebalance has filled in its members' starting positions. */
+  settled(group: string): Promise<void> {
+    return this.settling.get(group) ?? Promise.resolve();
   }
 
   /** Drops instances idle longer than the timeout (no commit: the client may have died mid-batch). */
@@ -374,6 +402,9 @@ export class ConsumerGroups {
         changed.add(member);
       }
     }
+    for (const member of changed) this.store.saveInstance(member.toRecord());
+    const filled = new Set<ConsumerInstance>();
+    const fills: Array<Promise<void>> = [];
     for (const member of members) {
       const assigned: Assigned[] = [];
       for (const tp of plan.get(member.id) ?? []) {
@@ -381,22 +412,39 @@ export class ConsumerGroups {
         const key = positionKey(tp.topic, tp.partition);
         assigned.push({ topic, partition: tp.partition, key });
         if (member.positions.has(key)) continue;
-        const initial = this.initialPosition(member, topic, tp.partition);
-        if (initial !== undefined) {
-          member.positions.set(key, initial);
-          changed.add(member);
-        }
+        fills.push(
+          this.initialPosition(member, topic, tp.partition).then((initial) => {
+            // A later rebalance may have moved the partition, or a seek placed it, meanwhile.
+            if (initial === undefined || !member.assignedKeys.has(key) || member.positions.has(key)) return;
+            member.positions.set(key, initial);
+            filled.add(member);
+          }),
+        );
       }
       member.assigned = assigned;
       member.assignedKeys = new Set(assigned.map((a) => a.key));
       member.cursor = 0;
       member.wake?.();
     }
-    for (const member of changed) this.store.saveInstance(member.toRecord());
+    const previous = this.settled(group);
+    // A fill that fails (the log unreachable) leaves the position unset; fetch fills it later.
+    const settled = (async () => {
+      await previous;
+      await Promise.allSettled(fills);
+      for (const member of filled) if (!member.deleted) this.store.saveInstance(member.toRecord());
+    })();
+    this.settling.set(group, settled);
+    void settled.then(() => {
+      if (this.settling.get(group) === settled) this.settling.delete(group);
+    });
   }
 
   /** A committed group offset wins; otherwise the instance's auto.offset.reset decides. */
-  private initialPosition(member: ConsumerInstance, topic: TopicInfo, partition: number): number | undefined {
+  private async initialPosition(
+    member: ConsumerInstance,
+    topic: TopicInfo,
+    partition: number,
+  ): Promise<number | undefined> {
     const committed = this.store.committedOffset(member.group, topic.name, partition);
     if (committed !== undefined) return committed;
     switch (member.config.offsetReset) {
@@ -409,6 +457,20 @@ export class ConsumerGroups {
     }
   }
 
+  /** Starting positions a rebalance could not fill (the log did not answer then). */
+  private async fillMissing(instance: ConsumerInstance): Promise<void> {
+    let changed = false;
+    for (const a of instance.assigned) {
+      if (instance.positions.has(a.key)) continue;
+      const initial = await this.initialPosition(instance, a.topic, a.partition);
+      if (initial === undefined || !instance.assignedKeys.has(a.key) || instance.positions.has(a.key))
+        continue;
+      instance.positions.set(a.key, initial);
+      changed = true;
+    }
+    if (changed) this.store.saveInstance(instance.toRecord());
+  }
+
   private requirePositions(instance: ConsumerInstance): void {
     for (const a of instance.assigned) {
       if (!instance.positions.has(a.key)) {
@@ -419,7 +481,7 @@ export class ConsumerGroups {
     }
   }
 
-  private collect(instance: ConsumerInstance, options: FetchOptions): ConsumedRecord[] {
+  private async collect(instance: ConsumerInstance, options: FetchOptions): Promise<ConsumedRecord[]> {
     const owned = instance.assigned;
     const out: ConsumedRecord[] = [];
     let bytes = 0;
@@ -428,12 +490,14 @@ export class ConsumerGroups {
       const a = owned[(instance.cursor + i) % owned.length]!;
       const position = instance.positions.get(a.key);
       if (position === undefined) continue;
-      const records = this.log.read(a.topic, a.partition, position, {
+      const records = await this.log.read(a.topic, a.partition, position, {
         maxRecords: options.maxRecords - out.length,
         maxBytes: options.maxBytes - bytes,
         atLeastOne: out.length === 0,
       });
       if (records.length === 0) continue;
+      // The partition may have moved to another instance (or been sought) during the read.
+      if (!instance.assignedKeys.has(a.key) || instance.positions.get(a.key) !== position) continue;
       for (const record of records) {
         out.push({ topic: a.topic.name, record });
         bytes += record.size;

@@ -78,10 +78,11 @@ export function buildRouter(deps: StreamsDeps): Router {
     READ,
   );
   const describeTopic = (name: string) =>
-    handler((req, res) => {
+    handler(async (req, res) => {
       const topic = log.topic(name || (req.params.topic ?? ''));
       if (!topic) throw topicNotFound(name || (req.params.topic ?? ''));
-      sendJson(res, negotiate(req.headers.accept, false), describe(log, topic));
+      const type = negotiate(req.headers.accept, false);
+      sendJson(res, type, await describe(log, topic));
     });
   router.get('/streams/topics/:topic', describeTopic(''), READ);
   // A topic literally named "topic" shares its path with the creation endpoint.
@@ -91,7 +92,7 @@ export function buildRouter(deps: StreamsDeps): Router {
   // no group, no position, nothing committed. Useful for inspection and replays.
   router.get(
     '/streams/topics/:topic/partitions/:partition/records',
-    handler((req, res) => {
+    handler(async (req, res) => {
       const type = negotiate(req.headers.accept, true);
       const name = req.params.topic ?? '';
       const topic = log.topic(name);
@@ -105,12 +106,9 @@ export function buildRouter(deps: StreamsDeps): Router {
           `partition ${JSON.stringify(raw)} of topic '${name}' not found (the topic has partitions 0..${topic.partitions - 1})`,
         );
       }
-      const offset = queryInt(
-        req.query,
-        'offset',
-        log.beginningOffset(topic, partition),
-        Number.MAX_SAFE_INTEGER,
-      );
+      // -1: no offset given, start at the partition's beginning.
+      const asked = queryInt(req.query, 'offset', -1, Number.MAX_SAFE_INTEGER);
+      const offset = asked >= 0 ? asked : await log.beginningOffset(topic, partition);
       const count = Math.max(
         1,
         queryInt(req.query, 'count', settings.fetchMaxRecords, settings.fetchMaxRecords),
@@ -119,7 +117,11 @@ export function buildRouter(deps: StreamsDeps): Router {
         1,
         queryInt(req.query, 'max_bytes', settings.fetchMaxBytesDefault, settings.fetchMaxBytesLimit),
       );
-      const records = log.read(topic, partition, offset, { maxRecords: count, maxBytes, atLeastOne: true });
+      const records = await log.read(topic, partition, offset, {
+        maxRecords: count,
+        maxBytes,
+        atLeastOne: true,
+      });
       res
         .header('content-type', type)
         .send(renderRecords(records.map((record) => ({ topic: name, record }))));
@@ -259,7 +261,7 @@ export function buildRouter(deps: StreamsDeps): Router {
       const offsets = parseOffsets(await optionalJson(req, BODY_TYPES), false);
       // An empty body commits everything fetched so far (Confluent and Redpanda do the same).
       if (offsets === undefined) groups.commitPositions(instance);
-      else groups.commitOffsets(instance, offsets);
+      else await groups.commitOffsets(instance, offsets);
       await groups.flush();
       res.send(undefined, 204);
     }),
@@ -277,8 +279,9 @@ export function buildRouter(deps: StreamsDeps): Router {
   );
   router.get(
     `${INSTANCE}/positions`,
-    handler((req, res) => {
-      sendJson(res, negotiate(req.headers.accept, false), { offsets: groups.positionsOf(instanceOf(req)) });
+    handler(async (req, res) => {
+      const type = negotiate(req.headers.accept, false);
+      sendJson(res, type, { offsets: await groups.positionsOf(instanceOf(req)) });
     }),
     READ,
   );
@@ -286,7 +289,7 @@ export function buildRouter(deps: StreamsDeps): Router {
     `${INSTANCE}/positions`,
     handler(async (req, res) => {
       const instance = instanceOf(req);
-      groups.seek(instance, parseOffsets(await req.json(BODY_TYPES), true)!);
+      await groups.seek(instance, parseOffsets(await req.json(BODY_TYPES), true)!);
       await groups.flush();
       res.send(undefined, 204);
     }),
@@ -296,7 +299,7 @@ export function buildRouter(deps: StreamsDeps): Router {
     `${INSTANCE}/positions/beginning`,
     handler(async (req, res) => {
       const instance = instanceOf(req);
-      groups.seekToBeginning(instance, parsePartitions(await req.json(BODY_TYPES), true)!);
+      await groups.seekToBeginning(instance, parsePartitions(await req.json(BODY_TYPES), true)!);
       await groups.flush();
       res.send(undefined, 204);
     }),
@@ -306,7 +309,7 @@ export function buildRouter(deps: StreamsDeps): Router {
     `${INSTANCE}/positions/end`,
     handler(async (req, res) => {
       const instance = instanceOf(req);
-      groups.seekToEnd(instance, parsePartitions(await req.json(BODY_TYPES), true)!);
+      await groups.seekToEnd(instance, parsePartitions(await req.json(BODY_TYPES), true)!);
       await groups.flush();
       res.send(undefined, 204);
     }),
@@ -322,15 +325,14 @@ export function buildRouter(deps: StreamsDeps): Router {
   return router;
 }
 
-function describe(log: TopicLog, topic: TopicInfo): unknown {
-  const partitions = [];
-  for (let p = 0; p < topic.partitions; p++) {
-    partitions.push({
+async function describe(log: TopicLog, topic: TopicInfo): Promise<unknown> {
+  const partitions = await Promise.all(
+    Array.from({ length: topic.partitions }, async (_, p) => ({
       partition: p,
-      beginning_offset: log.beginningOffset(topic, p),
-      end_offset: log.endOffset(topic, p),
-    });
-  }
+      beginning_offset: await log.beginningOffset(topic, p),
+      end_offset: await log.endOffset(topic, p),
+    })),
+  );
   return {
     name: topic.name,
     partitions_count: topic.partitions,

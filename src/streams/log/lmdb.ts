@@ -230,7 +230,12 @@ export class LmdbTopicLog implements TopicLog {
     state.resync = false;
   }
 
-  read(topic: TopicInfo, partition: number, offset: number, limits: ReadLimits): StoredRecord[] {
+  async read(
+    topic: TopicInfo,
+    partition: number,
+    offset: number,
+    limits: ReadLimits,
+  ): Promise<StoredRecord[]> {
     const state = this.statesOf(topic)[partition];
     if (!state || offset >= state.end || limits.maxRecords <= 0) return [];
     const from = Math.max(offset, state.beginning);
@@ -258,11 +263,11 @@ export class LmdbTopicLog implements TopicLog {
     return out;
   }
 
-  beginningOffset(topic: TopicInfo, partition: number): number {
+  async beginningOffset(topic: TopicInfo, partition: number): Promise<number> {
     return this.statesOf(topic)[partition]?.beginning ?? 0;
   }
 
-  endOffset(topic: TopicInfo, partition: number): number {
+  async endOffset(topic: TopicInfo, partition: number): Promise<number> {
     return this.statesOf(topic)[partition]?.end ?? 0;
   }
 

@@ -1,5 +1,8 @@
 // The topic log contract. The HTTP layer and the consumer groups depend on this interface only;
-// the LMDB implementation lives beside it and a later clustered backend can implement it too.
+// the LMDB implementation (lmdb.ts) and the NATS JetStream one (jetstream.ts) live beside it.
+// Topic metadata is answered synchronously from a local cache (a networked implementation keeps
+// it current); everything that reads the log itself is asynchronous, since on a network backend
+// it is a round trip. An implementation that has the answer locally resolves immediately.
 
 export interface TopicInfo {
   readonly name: string;
@@ -47,6 +50,7 @@ export type AppendListener = (topic: TopicInfo, partition: number, end: number) 
 export interface TopicLog {
   /** Throws StreamsError 40002 when the topic exists. Resolves once the topic is durable. */
   createTopic(name: string, partitions: number): Promise<TopicInfo>;
+  /** From the local topic cache (kept current by the implementation). */
   topic(name: string): TopicInfo | undefined;
   topics(): readonly TopicInfo[];
   /**
@@ -55,12 +59,15 @@ export interface TopicLog {
    */
   append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
   /** Durable records from `offset` (inclusive) up to the end, bounded by the limits. */
-  read(topic: TopicInfo, partition: number, offset: number, limits: ReadLimits): StoredRecord[];
+  read(topic: TopicInfo, partition: number, offset: number, limits: ReadLimits): Promise<StoredRecord[]>;
   /** First stored offset (0 while the log has no retention). */
-  beginningOffset(topic: TopicInfo, partition: number): number;
+  beginningOffset(topic: TopicInfo, partition: number): Promise<number>;
   /** One past the last durable offset: what a consumer can read up to. */
-  endOffset(topic: TopicInfo, partition: number): number;
-  /** Called after records become durable (and readable). */
+  endOffset(topic: TopicInfo, partition: number): Promise<number>;
+  /**
+   * Called after records become durable (and readable), including records appended through
+   * another node of a shared backend, so long polls and push streams wake for them too.
+   */
   onAppend(listener: AppendListener): () => void;
   close(): Promise<void>;
 }

@@ -12,6 +12,8 @@ export interface InstanceConfig {
   readonly autoCommit: boolean;
   /** Default long-poll time for this instance's fetches (ms), when it set one. */
   readonly requestTimeoutMs: number | undefined;
+  /** Embedded format of fetched records (Confluent's `format`); absent means json. */
+  readonly format?: 'json' | 'binary';
 }
 
 export interface InstanceRecord {

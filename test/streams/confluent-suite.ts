@@ -420,6 +420,65 @@ export function confluentSuite(name: string, makeHarness: () => Promise<Harness>
       );
     });
 
+    test('manual assignment: exactly the given partitions, outside the group balancing', async () => {
+      await createTopic(h, 'assigned', 3);
+      const records = [0, 1, 2].map((p) => ({ value: { p }, partition: p }));
+      assert.equal(
+        (await h.call('POST', '/topics/assigned', { body: { records }, type: JSON_V2 })).status,
+        200,
+      );
+      const subscriber = await createConsumer(h, 'manual', {
+        format: 'json',
+        'auto.offset.reset': 'earliest',
+      });
+      await h.call('POST', `${subscriber}/subscription`, { body: { topics: ['assigned'] }, type: V2 });
+      const manual = await createConsumer(h, 'manual', { format: 'json', 'auto.offset.reset': 'earliest' });
+      const assign = await h.call('POST', `${manual}/assignments`, {
+        body: { partitions: [{ topic: 'assigned', partition: 2 }] },
+        type: V2,
+      });
+      assert.equal(assign.status, 204, assign.text);
+      assert.deepEqual((await h.call('GET', `${manual}/assignments`)).body, {
+        partitions: [{ topic: 'assigned', partition: 2 }],
+      });
+      // The subscribed member keeps all three partitions: an assigned instance is not a group member.
+      assert.equal((await h.call('GET', `${subscriber}/assignments`)).body.partitions.length, 3);
+      const got = await fetchCount(h, manual, 1, JSON_V2);
+      assert.deepEqual(got.map(confluentView), [
+        { topic: 'assigned', key: null, value: { p: 2 }, partition: 2, offset: 0 },
+      ]);
+      expectError(
+        await h.call('POST', `${manual}/subscription`, { body: { topics: ['assigned'] }, type: V2 }),
+        409,
+        40903,
+        /manual assignment/,
+      );
+      expectError(
+        await h.call('POST', `${subscriber}/assignments`, {
+          body: { partitions: [{ topic: 'assigned', partition: 0 }] },
+          type: V2,
+        }),
+        409,
+        40903,
+        /subscribed/,
+      );
+      expectError(
+        await h.call('POST', `${manual}/assignments`, {
+          body: { partitions: [{ topic: 'assigned', partition: 3 }] },
+          type: V2,
+        }),
+        404,
+        40402,
+      );
+      // An empty list ends the assignment; then the instance may subscribe.
+      assert.equal(
+        (await h.call('POST', `${manual}/assignments`, { body: { partitions: [] }, type: V2 })).status,
+        204,
+      );
+      assert.deepEqual((await h.call('GET', `${manual}/assignments`)).body, { partitions: [] });
+      expectError(await h.call('GET', `${manual}/records`, { accept: JSON_V2 }), 409, 40903);
+    });
+
     test('an empty topic list unsubscribes, as in Confluent', async () => {
       const path = await createConsumer(h, 'unsub', { format: 'json' });
       await h.call('POST', `${path}/subscription`, { body: { topics: ['jsontest'] }, type: V2 });

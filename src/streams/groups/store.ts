@@ -25,6 +25,8 @@ export interface InstanceRecord {
   readonly topics: readonly string[];
   /** `topic/partition` → next offset to deliver. */
   readonly positions: Readonly<Record<string, number>>;
+  /** Partitions given by a manual assignment (Kafka's assign()); absent when it has none. */
+  readonly manual?: readonly { readonly topic: string; readonly partition: number }[];
 }
 
 type OffsetKey = [string, string, number];

@@ -228,6 +228,16 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
     }),
     READ,
   );
+  router.post(
+    `${INSTANCE}/assignments`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      groups.assign(instance, parsePartitions(await req.json(KAFKA_BODY_TYPES), true)!);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
   router.get(
     `${INSTANCE}/assignments`,
     handler((req, res) => {

@@ -56,6 +56,8 @@ export class ConsumerInstance {
   assigned: Assigned[] = [];
   assignedKeys = new Set<string>();
   topics: string[];
+  /** A manual assignment (Kafka's assign()): these partitions, outside the group's balancing. */
+  manual: TopicPartition[] = [];
   lastSeen: number;
   /** Fetches running or queued: reads of one instance are served one after another, in order. */
   readers = 0;
@@ -88,6 +90,7 @@ export class ConsumerInstance {
       config: this.config,
       topics: this.topics,
       positions: Object.fromEntries(this.positions),
+      ...(this.manual.length > 0 ? { manual: this.manual } : {}),
     };
   }
 }
@@ -135,6 +138,7 @@ export class ConsumerGroups {
         now,
       );
       for (const [key, offset] of Object.entries(record.positions)) instance.positions.set(key, offset);
+      instance.manual = [...(record.manual ?? [])];
       this.membersOf(record.group, true).set(record.id, instance);
       this.nextSeq = Math.max(this.nextSeq, record.seq + 1);
       touched.add(record.group);
@@ -187,8 +191,37 @@ export class ConsumerGroups {
   /** Replaces the subscription (an empty list unsubscribes); every topic must exist. */
   subscribe(instance: ConsumerInstance, topics: readonly string[]): void {
     const unique = [...new Set(topics)];
+    if (unique.length > 0 && instance.manual.length > 0) {
+      throw illegalState(
+        'this consumer instance has a manual assignment; POST {"partitions":[]} to its /assignments before subscribing',
+      );
+    }
     for (const name of unique) if (!this.log.topic(name)) throw topicNotFound(name);
     instance.topics = unique;
+    this.store.saveInstance(instance.toRecord());
+    this.rebalance(instance.group, true);
+  }
+
+  /**
+   * Manual assignment (Kafka's assign()): the instance reads exactly these partitions and takes
+   * no part in the group's balancing; an empty list ends it. Not allowed while subscribed.
+   */
+  assign(instance: ConsumerInstance, partitions: readonly TopicPartition[]): void {
+    if (partitions.length > 0 && instance.topics.length > 0) {
+      throw illegalState(
+        'this consumer instance is subscribed to topics; DELETE its /subscription before assigning partitions',
+      );
+    }
+    const seen = new Set<string>();
+    const unique: TopicPartition[] = [];
+    for (const tp of partitions) {
+      this.topicPartition(tp.topic, tp.partition);
+      const key = positionKey(tp.topic, tp.partition);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      unique.push({ topic: tp.topic, partition: tp.partition });
+    }
+    instance.manual = unique;
     this.store.saveInstance(instance.toRecord());
     this.rebalance(instance.group, true);
   }
@@ -228,7 +261,7 @@ export class ConsumerGroups {
   }
 
   private checkReadable(instance: ConsumerInstance, options: FetchOptions): void {
-    if (instance.topics.length === 0) {
+    if (instance.topics.length === 0 && instance.manual.length === 0) {
       throw illegalState(
         'consumer instance is not subscribed to any topic; POST {"topics":[...]} to its /subscription first',
       );
@@ -389,6 +422,8 @@ export class ConsumerGroups {
       members.map((m) => ({ id: m.id, seq: m.seq, topics: m.topics })),
       (name) => this.log.topic(name),
     );
+    // Manually assigned members read their own partitions, outside the balancing (Kafka's assign()).
+    for (const member of members) if (member.manual.length > 0) plan.set(member.id, member.manual);
     const changed = new Set<ConsumerInstance>();
     for (const member of members) {
       const keep = new Set((plan.get(member.id) ?? []).map((tp) => positionKey(tp.topic, tp.partition)));

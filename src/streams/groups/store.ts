@@ -12,6 +12,8 @@ export interface InstanceConfig {
   readonly autoCommit: boolean;
   /** Default long-poll time for this instance's fetches (ms), when it set one. */
   readonly requestTimeoutMs: number | undefined;
+  /** Embedded format of fetched records (Confluent's `format`); absent means json. */
+  readonly format?: 'json' | 'binary';
 }
 
 export interface InstanceRecord {
@@ -23,6 +25,8 @@ export interface InstanceRecord {
   readonly topics: readonly string[];
   /** `topic/partition` → next offset to deliver. */
   readonly positions: Readonly<Record<string, number>>;
+  /** Partitions given by a manual assignment (Kafka's assign()); absent when it has none. */
+  readonly manual?: readonly { readonly topic: string; readonly partition: number }[];
 }
 
 type OffsetKey = [string, string, number];

@@ -271,7 +271,7 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
       const offsets = parseOffsets(await optionalJson(req, KAFKA_BODY_TYPES), false);
       // An empty body commits everything fetched so far (Confluent's rule).
       if (offsets === undefined) groups.commitPositions(instance);
-      else groups.commitOffsets(instance, offsets);
+      else await groups.commitOffsets(instance, offsets);
       await groups.flush();
       // Confluent documents 200 with no body here (the /streams path answers 204).
       res.send(undefined, 200);
@@ -290,14 +290,14 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
   );
   router.get(
     `${INSTANCE}/positions`,
-    handler((req, res) => send(req, res, { offsets: groups.positionsOf(instanceOf(req)) })),
+    handler(async (req, res) => send(req, res, { offsets: await groups.positionsOf(instanceOf(req)) })),
     READ,
   );
   router.post(
     `${INSTANCE}/positions`,
     handler(async (req, res) => {
       const instance = instanceOf(req);
-      groups.seek(instance, parseOffsets(await req.json(KAFKA_BODY_TYPES), true)!);
+      await groups.seek(instance, parseOffsets(await req.json(KAFKA_BODY_TYPES), true)!);
       await groups.flush();
       res.send(undefined, 204);
     }),
@@ -307,7 +307,7 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
     `${INSTANCE}/positions/beginning`,
     handler(async (req, res) => {
       const instance = instanceOf(req);
-      groups.seekToBeginning(instance, parsePartitions(await req.json(KAFKA_BODY_TYPES), true)!);
+      await groups.seekToBeginning(instance, parsePartitions(await req.json(KAFKA_BODY_TYPES), true)!);
       await groups.flush();
       res.send(undefined, 204);
     }),
@@ -317,7 +317,7 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
     `${INSTANCE}/positions/end`,
     handler(async (req, res) => {
       const instance = instanceOf(req);
-      groups.seekToEnd(instance, parsePartitions(await req.json(KAFKA_BODY_TYPES), true)!);
+      await groups.seekToEnd(instance, parsePartitions(await req.json(KAFKA_BODY_TYPES), true)!);
       await groups.flush();
       res.send(undefined, 204);
     }),

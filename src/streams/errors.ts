@@ -24,9 +24,11 @@ export const ErrorCodes = {
   partitionNotFound: 40402,
   instanceNotFound: 40403,
   notAcceptable: 40601,
+  instanceExists: 40902,
   illegalState: 40903,
   invalidRecord: 42203,
   invalidConsumerConfig: 42204,
+  unsupportedFormat: 41501,
   storageFailure: 50002,
   storageRetriable: 50003,
 } as const;

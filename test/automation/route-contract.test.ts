@@ -205,6 +205,41 @@ describe('route contract: raw content types', () => {
     });
     assert.deepEqual(r.body?.contentTypes, ['application/json', 'multipart/form-data']);
   });
+
+  it('declares a schema per raw content type, and refuses one for a type it does not take', () => {
+    const Form = Type.Object({ file: Type.String({ format: 'binary' }) });
+    const spec = {
+      method: 'POST' as const,
+      path: '/m',
+      operationId: 'm',
+      summary: 'm',
+      tag: 't',
+      bodyOptional: true as const,
+      responses: { 200: { description: 'ok' } },
+      handle: () => undefined,
+    };
+    const r = route({
+      ...spec,
+      body: {
+        schema: Body,
+        rawContentTypes: ['multipart/form-data'],
+        rawSchemas: { 'multipart/form-data': Form },
+      },
+    });
+    assert.equal(r.body?.schemas?.['multipart/form-data'], Form);
+    assert.throws(
+      () =>
+        route({
+          ...spec,
+          body: {
+            schema: Body,
+            rawContentTypes: ['text/plain'],
+            rawSchemas: { 'multipart/form-data': Form },
+          },
+        }),
+      /rawSchemas names multipart\/form-data/,
+    );
+  });
 });
 
 describe('contentDisposition', () => {

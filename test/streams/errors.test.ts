@@ -151,7 +151,9 @@ describe('bad input gets the right 4xx and the server keeps serving', () => {
     expectError(await create({}, 'application/vnd.kafka.json.v2+json'), 406, 40601);
     expectError(await create({ 'auto.offset.reset': 'smallest' }), 422, 42204, /earliest, latest or none/);
     expectError(await create({ auto_offset_reset: 'earliest' }), 422, 42204, /unknown consumer setting/);
-    expectError(await create({ name: 'mine' }), 422, 42204, /assigns instance ids/);
+    expectError(await create({ name: 'not/ok' }), 422, 42204, /instance name/);
+    expectError(await create({ name: 'a', id: 'b' }), 422, 42204, /name and id/);
+    expectError(await create({ format: 'binary' }), 422, 42204, /Confluent paths/);
     expectError(await create({ format: 'avro' }), 422, 42204, /format/);
     expectError(await create({ 'auto.commit.enable': 'maybe' }), 422, 42204);
     expectError(await create({ 'consumer.request.timeout.ms': -1 }), 422, 42204);

@@ -5,6 +5,7 @@ import { strict as assert } from 'node:assert';
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { natsAvailable, startNatsCluster, type NatsCluster } from '../helpers/nats.js';
+import { waitUntil } from '../helpers/wait.js';
 
 describe('nats test cluster', { skip: !natsAvailable && 'nats-server not installed' }, () => {
   let c: NatsCluster;
@@ -23,7 +24,15 @@ describe('nats test cluster', { skip: !natsAvailable && 'nats-server not install
     assert.equal(ack.seq, 1);
     await c.nodes[0]!.kill();
     await c.ready();
-    const ack2 = await js.publish('t', 'y');
+    // The client may still be reconnecting, or the stream electing a new leader: retry until the
+    // publish is acknowledged; the message id makes a retried publish count once.
+    const ack2 = await waitUntil('a publish after losing one node', async () => {
+      try {
+        return await js.publish('t', 'y', { msgID: 'second' });
+      } catch {
+        return undefined;
+      }
+    });
     assert.equal(ack2.seq, 2);
     await nc.close();
   });

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { HttpRequest, HttpResponse } from '../../core/http/index.js';
+import { contentDisposition, type HttpRequest, type HttpResponse } from '../../core/http/index.js';
 import { invalid } from '../errors.js';
 import { TooLargeError, writeTemp } from '../files/blobs.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
@@ -83,7 +83,7 @@ export async function sendArchive(
     await rm(path, { force: true });
     res
       .header('content-type', 'application/zip')
-      .header('content-disposition', `attachment; filename="${opts.filename}"`);
+      .header('content-disposition', contentDisposition(opts.filename));
     const out = res.stream(200);
     try {
       for await (const chunk of handle.createReadStream({ autoClose: false })) {

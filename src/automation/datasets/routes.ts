@@ -3,8 +3,8 @@
 // response shapes are the SDK's (src/automation/wire/datasets.ts).
 
 import { Type, type Static, type TObject } from '@sinclair/typebox';
-import type { HttpRequest, HttpResponse } from '../../core/http/index.js';
-import { sendFile as sendFileBytes } from '../../core/http/download.js';
+import type { HttpRequest } from '../../core/http/index.js';
+import { sendFile } from '../../core/http/download.js';
 import { ApiError } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
 import { IdListString } from '../http/ids.js';
@@ -32,32 +32,26 @@ import {
   DatasetImportResponse,
   ExampleRunResponse,
 } from '../wire/datasets.js';
+import { Binary } from '../wire/operations.js';
 import { datasetEntries, datasetSize, FIXED_MTIME } from './archive.js';
 import { receiveDataset } from './import.js';
 import { cleanPath, EXAMPLE_ID } from './paths.js';
 import { DatasetService, type ReceivedFile } from './service.js';
 import type { ExampleFolder } from './types.js';
 
-/**
- * Bytes of a file sent as a download (kept for callers outside the dataset area).
- * @deprecated use sendFile of src/core/http/download.ts
- */
-export async function sendFile(res: HttpResponse, path: string, contentType: string, filename: string) {
-  await sendFileBytes(res, path, { contentType, filename });
-}
-
-/** The SDK's body, plus Sluice's optional caller-chosen `id`. */
-const CreateBody = Type.Intersect([
-  DatasetExampleMutation,
-  Type.Object({
+/** The SDK's body (one object, as its type is), plus Sluice's optional caller-chosen `id`. */
+const CreateBody = Type.Object(
+  {
+    ...DatasetExampleMutation.properties,
     id: Type.Optional(
       Type.String({
         pattern: EXAMPLE_ID.source,
         description: 'Sluice extension: the id to give the example',
       }),
     ),
-  }),
-]);
+  },
+  { description: 'Fields of the new example; `id` (optional) is a Sluice extension' },
+);
 const PageQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Page size (default 50)' })),
   offset: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -72,10 +66,8 @@ const ImportQuery = Type.Object({
     }),
   ),
 });
-const FileDeleted = Type.Object(
-  { ok: Type.Literal(true), deleted: Type.Literal(true), path: Type.String() },
-  { additionalProperties: false },
-);
+/** The SDK types a file delete's answer as `unknown`; the service answers `{ ok, deleted, path }`. */
+const FileDeleted = Type.Unknown({ description: '{ ok: true, deleted: true, path }' });
 
 const FOLDER_SCHEMAS = {
   input: {
@@ -180,11 +172,13 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         operationId: `automationsExamples${s.Folder}FileGet`,
         summary: `Bytes of one ${folder} file`,
         tag,
-        responses: { 200: { description: 'file bytes', contentType: 'application/octet-stream' } },
+        responses: {
+          200: { description: 'file bytes', schema: Binary, contentType: 'application/octet-stream' },
+        },
         async handle(ctx) {
           const file = datasets.fileToSend(example(ctx), folder, filePath(ctx.params));
           // The SDK's download check takes octet-stream whatever the file is; its type stays in the archive.
-          await sendFileBytes(ctx.res, file.path, {
+          await sendFile(ctx.res, file.path, {
             contentType: 'application/octet-stream',
             filename: file.filename,
           });
@@ -289,7 +283,9 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       summary: 'The dataset as a ZIP: examples/<name>/{input.json,input/,expected.json,expected/,meta.json}',
       tag,
       query: ExportQuery,
-      responses: { 200: { description: 'Dataset ZIP archive', contentType: 'application/zip' } },
+      responses: {
+        200: { description: 'Dataset ZIP archive', schema: Binary, contentType: 'application/zip' },
+      },
       async handle(ctx) {
         const a = automation(ctx.params);
         const ids = ctx.query.exampleIds

@@ -18,15 +18,6 @@ export type RunErrorCode =
   /** The service stopped while the run was in flight (found at the next start). */
   | 'service_interrupted';
 
-export const RUN_ERROR_CODES: readonly RunErrorCode[] = [
-  'automation_error',
-  'run_timeout',
-  'worker_crashed',
-  'cancelled',
-  'version_unavailable',
-  'service_interrupted',
-];
-
 /** The end of a run that did not complete: a coded error, never thrown past the run service. */
 export class RunFailure extends CodedError {
   declare readonly code: RunErrorCode;

@@ -13,6 +13,7 @@ import {
   ExperimentDetail,
   ExperimentRef,
 } from '../wire/experiments.js';
+import { Text } from '../wire/operations.js';
 import { ExperimentCreateBody, ExperimentListQuery, ExportAllQuery, ExportQuery } from './requests.js';
 import { ExperimentService, type ExportDocument } from './service.js';
 import type { ExperimentEvent } from './types.js';
@@ -20,7 +21,7 @@ import type { ExperimentEvent } from './types.js';
 const tag = 'experiments';
 const DOWNLOAD = {
   description: 'CSV (sent as application/octet-stream) or JSON (application/json) rows, read as text',
-  contentType: 'application/octet-stream',
+  content: { 'application/octet-stream': Text, 'application/json': Text },
 };
 
 export function experimentRoutes(q: QualityContext): ApiRoute[] {
@@ -73,7 +74,11 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
       body: createBody,
       bodyOptional: true,
       responses: {
-        200: { description: 'NDJSON, one run.completed event per run', contentType: 'application/x-ndjson' },
+        200: {
+          description: 'NDJSON, one run.completed event per run',
+          schema: Text,
+          contentType: 'application/x-ndjson',
+        },
       },
       async handle(ctx) {
         const events = new EventQueue();

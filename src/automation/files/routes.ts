@@ -54,7 +54,7 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'POST',
       path: '/files',
-      operationId: 'uploadFile',
+      operationId: 'filesCreate',
       summary: 'Upload a reusable file (multipart: part `file`, optional field `purpose`)',
       tag: 'files',
       body: {
@@ -86,7 +86,7 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'POST',
       path: '/files/uploads',
-      operationId: 'createFileUpload',
+      operationId: 'filesUploadsCreate',
       summary: 'Open an upload session: PUT the bytes to its url, then complete it',
       tag: 'files',
       body: { schema: W.CreateFileUploadSessionRequest },
@@ -119,7 +119,7 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'POST',
       path: '/files/uploads/{uploadId}/complete',
-      operationId: 'completeFileUpload',
+      operationId: 'filesUploadsComplete',
       summary: 'Turn an upload session whose bytes arrived into a file',
       tag: 'files',
       params: UploadParams,
@@ -129,7 +129,7 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'DELETE',
       path: '/files/uploads/{uploadId}',
-      operationId: 'abortFileUpload',
+      operationId: 'filesUploadsAbort',
       summary: 'Give up an upload session (its bytes are dropped)',
       tag: 'files',
       params: UploadParams,
@@ -139,7 +139,7 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/files/{id}',
-      operationId: 'getFile',
+      operationId: 'filesGet',
       summary: 'File metadata',
       tag: 'files',
       responses: { 200: { description: 'file', schema: W.File } },
@@ -148,7 +148,7 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/files/{id}/content',
-      operationId: 'getFileContent',
+      operationId: 'filesContentGet',
       summary: `File bytes (application/octet-stream; the stored type in ${FILE_CONTENT_TYPE_HEADER})`,
       tag: 'files',
       responses: {
@@ -163,7 +163,7 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'DELETE',
       path: '/files/{id}',
-      operationId: 'deleteFile',
+      operationId: 'filesDelete',
       summary: 'Delete a file (run and dataset snapshots are unaffected)',
       tag: 'files',
       responses: { 200: { description: 'deleted', schema: W.DeleteFileResponse } },

@@ -35,6 +35,8 @@ export interface ApiResponseSpec {
   description: string;
   schema?: TSchema;
   contentType?: string;
+  /** An answer in one of several content types: each type's schema (instead of schema/contentType). */
+  content?: Readonly<Record<string, TSchema>>;
 }
 
 export interface ApiRoute {
@@ -49,7 +51,13 @@ export interface ApiRoute {
   /** Kinds of path parameters whose names are not in PARAM_KINDS (http/ids.ts). */
   params?: Readonly<Record<string, ParamKind>>;
   query?: TObject;
-  body?: { schema?: TSchema; contentTypes: string[]; description?: string };
+  body?: {
+    schema?: TSchema;
+    contentTypes: string[];
+    description?: string;
+    /** The schema of a content type whose body differs from `schema` (e.g. multipart form fields). */
+    schemas?: Readonly<Record<string, TSchema>>;
+  };
   responses: Record<number, ApiResponseSpec>;
   maxBodyBytes?: number;
   handle(req: HttpRequest, res: HttpResponse): Promise<void> | void;

@@ -1,4 +1,4 @@
-// Helpers for handlers: the caller's principal and tenant-scoped lookups.
+// The caller's principal, for handlers that need more than the route context's tenant().
 
 import type { HttpRequest } from '../../core/http/index.js';
 import { HttpError } from '../../core/http/index.js';
@@ -14,9 +14,4 @@ export function principalOf(req: HttpRequest): Principal {
       { 'www-authenticate': 'Bearer' },
     );
   return req.principal;
-}
-
-/** The caller's tenant: every stored automation resource is keyed by it (docs/security.md). */
-export function tenantOf(req: HttpRequest): string {
-  return principalOf(req).tenant;
 }

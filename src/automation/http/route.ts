@@ -41,6 +41,8 @@ export interface JsonBodySpec<B extends TSchema> {
    * then includes undefined).
    */
   rawContentTypes?: string[];
+  /** The body of a raw content type, for the document (e.g. multipart fields as the SDK sends them). */
+  rawSchemas?: Readonly<Record<string, TSchema>>;
 }
 
 /** A body the handler reads itself (multipart, ZIP, raw bytes): declared for the document only. */
@@ -120,6 +122,9 @@ export function route(spec: AnySpec): ApiRoute {
   const rawTypes = jsonBody?.rawContentTypes ?? [];
   if (rawTypes.length > 0 && !spec.bodyOptional)
     throw new Error(`route ${spec.operationId}: rawContentTypes needs bodyOptional`);
+  for (const type of Object.keys(jsonBody?.rawSchemas ?? {}))
+    if (!rawTypes.includes(type))
+      throw new Error(`route ${spec.operationId}: rawSchemas names ${type}, not one of its rawContentTypes`);
   const status = firstSuccess(spec.responses);
   const out: ApiRoute = {
     method: spec.method,
@@ -156,6 +161,7 @@ export function route(spec: AnySpec): ApiRoute {
   if (jsonBody) {
     out.body = { schema: jsonBody.schema, contentTypes: [...jsonTypes, ...rawTypes] };
     if (jsonBody.description) out.body.description = jsonBody.description;
+    if (jsonBody.rawSchemas) out.body.schemas = jsonBody.rawSchemas;
   } else if (spec.body) {
     const raw = spec.body as RawBodySpec;
     out.body = { contentTypes: raw.contentTypes };
@@ -163,6 +169,14 @@ export function route(spec: AnySpec): ApiRoute {
     if (raw.description) out.body.description = raw.description;
   }
   return out;
+}
+
+/**
+ * The check the core makes of a JSON body, for a body a handler reads itself (multipart fields
+ * decoded into the JSON body's shape): a 400 `invalid_body` listing the problems, else the value.
+ */
+export function validateFields<T extends TSchema>(schema: T, value: unknown): Static<T> {
+  return validateBody<Static<T>>(schema, value);
 }
 
 const mediaType = (req: HttpRequest) =>

@@ -4,9 +4,11 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { ApiRoute } from '../http/api.js';
 import { paramSchema, routeParams } from '../http/ids.js';
-import { ApiErrorEnvelope } from './schemas.js';
+import { ApiErrorEnvelope } from '../wire/common.js';
 
 type Json = Record<string, unknown>;
+
+const JSON_TYPE = 'application/json';
 
 /** TypeBox schemas are JSON Schema; named ones become $refs, and TypeBox's symbols are dropped. */
 function toJsonSchema(schema: TSchema, components: Record<string, Json>, top = true): Json {
@@ -56,31 +58,32 @@ export function buildOpenApi(routes: readonly ApiRoute[], info: { version: strin
     }
     const responses: Json = {};
     for (const [status, spec] of Object.entries(route.responses)) {
-      const contentType = spec.contentType ?? 'application/json';
+      const schemas = spec.content ?? (spec.schema ? { [spec.contentType ?? JSON_TYPE]: spec.schema } : {});
       const content: Json = {};
-      content[contentType] = spec.schema ? { schema: toJsonSchema(spec.schema, components, false) } : {};
-      if (route.operationId === 'listRunArtifacts')
-        content['application/zip'] = { schema: { type: 'string', format: 'binary' } };
-      // 204 and other bodiless answers carry no content entry at all.
+      for (const [type, schema] of Object.entries(schemas))
+        content[type] = { schema: toJsonSchema(schema, components, false) };
+      if (!spec.content && !spec.schema) content[spec.contentType ?? JSON_TYPE] = {};
+      // A 204 carries no content entry at all.
       responses[status] =
-        Number(status) === 204 && !spec.schema
+        Number(status) === 204 && Object.keys(schemas).length === 0
           ? { description: spec.description }
           : { description: spec.description, content };
     }
+    // The error statuses every operation of the SDK declares, each with the error envelope.
     const errors: Record<number, string> = {
       400: 'invalid request',
       401: 'missing or invalid API key',
       403: 'the key lacks the scope',
       404: 'not found',
+      413: 'body too large',
       429: 'rate limited (Retry-After)',
     };
-    if (route.body) errors[413] = 'body too large';
     for (const [status, description] of Object.entries(errors)) {
-      responses[status] = { description, content: { 'application/json': { schema: errorRef } } };
+      responses[status] = { description, content: { [JSON_TYPE]: { schema: errorRef } } };
     }
     responses['5XX'] = {
       description: 'server or dependency failure',
-      content: { 'application/json': { schema: errorRef } },
+      content: { [JSON_TYPE]: { schema: errorRef } },
     };
     const op: Json = {
       operationId: route.operationId,
@@ -93,10 +96,12 @@ export function buildOpenApi(routes: readonly ApiRoute[], info: { version: strin
     if (route.body) {
       const content: Json = {};
       for (const type of route.body.contentTypes) {
-        content[type] =
-          route.body.schema && (type === 'application/json' || type === 'multipart/form-data')
-            ? { schema: toJsonSchema(route.body.schema, components, false) }
-            : { schema: { type: 'string', format: 'binary', description: route.body.description ?? '' } };
+        const schema =
+          route.body.schemas?.[type] ??
+          (type === JSON_TYPE || type === 'multipart/form-data' ? route.body.schema : undefined);
+        content[type] = schema
+          ? { schema: toJsonSchema(schema, components, false) }
+          : { schema: { type: 'string', format: 'binary', description: route.body.description ?? '' } };
       }
       op['requestBody'] = { required: true, content };
     }

@@ -39,7 +39,7 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/automations',
-      operationId: 'listAutomations',
+      operationId: 'automationsList',
       summary: 'List synced automations',
       tag: 'automations',
       query: ListQuery,
@@ -58,7 +58,7 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/automations/{id}',
-      operationId: 'getAutomation',
+      operationId: 'automationsGet',
       summary: 'An automation by id or typed alias (workflows.<slug>, agents.<slug>, workflows.<id>)',
       tag: 'automations',
       responses: { 200: { description: 'the automation', schema: W.AutomationDetail } },
@@ -67,7 +67,7 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'POST',
       path: '/automations/{id}/sync',
-      operationId: 'syncAutomation',
+      operationId: 'automationsSync',
       summary: 'Reconcile the automation with its latest git release (idempotent; never publishes)',
       tag: 'automations',
       responses: {
@@ -88,7 +88,7 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/automations/{id}/triggers',
-      operationId: 'getAutomationTriggers',
+      operationId: 'automationsTriggersGet',
       summary: 'Which triggers are on (read-only; set in the manifest)',
       tag: 'automations',
       responses: { 200: { description: 'trigger state', schema: W.AutomationTriggersResponse } },
@@ -97,7 +97,7 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/automations/{id}/versions',
-      operationId: 'listAutomationVersions',
+      operationId: 'automationsVersionsList',
       summary: 'Released versions (git tags <type>s.<slug>@X.Y.Z), newest first',
       tag: 'automations',
       query: PageQuery,

@@ -22,6 +22,7 @@ import {
   RunReviewRequest,
 } from '../wire/reviews.js';
 import { invalid } from '../errors.js';
+import { Binary } from '../wire/operations.js';
 import { RunFolderExpectedFiles } from './expected-files.js';
 import { reviewHealthOf } from './health-query.js';
 import { promoteRun } from './promote.js';
@@ -98,6 +99,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
       body: {
         schema: RunReviewExpectedFileCopyRequest,
         rawContentTypes: ['multipart/form-data'],
+        rawSchemas: { 'multipart/form-data': RunReviewExpectedFileUploadRequest },
         description: `JSON ${RunReviewExpectedFileCopyRequest.$id}, or multipart ${RunReviewExpectedFileUploadRequest.$id}`,
       },
       bodyOptional: true,
@@ -139,7 +141,9 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
       operationId: 'runsReviewsExpectedFileGet',
       summary: 'Bytes of a corrected file (application/octet-stream)',
       tag,
-      responses: { 200: { description: 'Corrected file bytes', contentType: 'application/octet-stream' } },
+      responses: {
+        200: { description: 'Corrected file bytes', schema: Binary, contentType: 'application/octet-stream' },
+      },
       handle: async (ctx) => {
         const { file, chunks } = await reviews.openExpected(
           ctx.tenant(),

@@ -49,18 +49,21 @@ export function artifactRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/runs/{id}/artifacts',
-      operationId: 'listRunArtifacts',
+      operationId: 'runsArtifactsList',
       summary:
         'Artifacts of a run; zip=1 gives a ZIP of output files; bundle=review adds expected/; token opens the ZIP without a key',
       tag: 'runs',
       public: true,
       query: ArtifactsQuery,
       responses: {
-        200: { description: 'artifact list (JSON) or ZIP bytes when zip=1', schema: RunArtifactsResponse },
+        200: {
+          description: 'artifact list (JSON) or ZIP bytes when zip=1',
+          content: { 'application/json': RunArtifactsResponse, 'application/zip': Binary },
+        },
       },
       async handle(ctx) {
         const q = ctx.query;
-        const zip = q.zip === '1' || q.zip === 'true';
+        const zip = q.zip === '1';
         const bundle = q.bundle ?? '';
         const id = ctx.params['id']!;
         let run;
@@ -103,7 +106,7 @@ export function artifactRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/runs/{id}/artifacts/{path}',
-      operationId: 'getRunArtifact',
+      operationId: 'runsArtifactsGet',
       summary: 'One artifact’s bytes (path as listed, e.g. output/report.md), as application/octet-stream',
       tag: 'runs',
       responses: {

@@ -16,7 +16,7 @@ import { invalid, notFound } from '../errors.js';
 import { writeTemp } from '../files/blobs.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { idProblem } from '../http/ids.js';
-import { validateBody } from '../http/validate.js';
+import { validateFields } from '../http/route.js';
 import { safeRelative } from '../executor/runtime/context.js';
 import type { FileRef, RunStartRequest } from './schemas.js';
 import { RunStartRequest as RunStartSchema } from './schemas.js';
@@ -145,7 +145,7 @@ export async function readRunStart(
         if (v !== undefined) candidate[key] = v;
       }
       // The multipart fields, once read, are checked against the same schema as a JSON body.
-      body = validateBody<RunStartRequest>(RunStartSchema, candidate);
+      body = validateFields(RunStartSchema, candidate);
       for (const f of form.files) {
         const raw = f.fieldName.startsWith('files.') ? f.fieldName.slice('files.'.length) : f.fieldName;
         const field = fieldName(raw, 'files');

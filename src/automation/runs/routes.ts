@@ -11,6 +11,7 @@ import {
   RunCancelResponse,
   RunEventsResponse,
   RunScoresResponse,
+  RunStartMultipartRequest,
   RunStartResponse,
   RunStepsResponse,
   RunTraceResponse,
@@ -79,11 +80,16 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'POST',
       path: '/runs',
-      operationId: 'startRun',
+      operationId: 'runsStart',
       summary: 'Start a run (asynchronous, or wait up to wait_for_completion seconds)',
       tag: 'runs',
       query: RunStartQuery,
-      body: { schema: RunStartRequest, rawContentTypes: ['multipart/form-data'] },
+      body: {
+        schema: RunStartRequest,
+        rawContentTypes: ['multipart/form-data'],
+        // The form as the SDK sends it: input, overrides and metadata JSON-encoded, files.<field> parts.
+        rawSchemas: { 'multipart/form-data': RunStartMultipartRequest },
+      },
       bodyOptional: true,
       maxBodyBytes: settings.maxUploadBytes + 1024 * 1024,
       responses: START_RESPONSES,
@@ -123,7 +129,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'POST',
       path: '/runs/{id}/rerun',
-      operationId: 'rerunRun',
+      operationId: 'runsRerun',
       summary: 'Start a new run from a stored run’s input (version=original pins its commit)',
       tag: 'runs',
       query: RunStartQuery,
@@ -137,7 +143,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/runs',
-      operationId: 'listRuns',
+      operationId: 'runsList',
       summary: 'List runs (cursor pagination; filters as the SDK sends them)',
       tag: 'runs',
       query: RunListQuery,
@@ -163,7 +169,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/runs/{id}',
-      operationId: 'getRun',
+      operationId: 'runsGet',
       summary: 'A run; expand adds input, usage, execution, debug',
       tag: 'runs',
       query: GetRunQuery,
@@ -179,7 +185,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'POST',
       path: '/runs/{id}/cancel',
-      operationId: 'cancelRun',
+      operationId: 'runsCancel',
       summary: 'Cancel: queued → cancelled at once; running → requested; terminal → already_terminal',
       tag: 'runs',
       responses: { 200: { description: 'cancellation state', schema: RunCancelResponse } },
@@ -192,7 +198,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/runs/{id}/events',
-      operationId: 'getRunEvents',
+      operationId: 'runsEventsList',
       summary: 'Lifecycle timeline, in order',
       tag: 'runs',
       responses: { 200: { description: 'events', schema: RunEventsResponse } },
@@ -204,7 +210,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/runs/{id}/steps',
-      operationId: 'getRunSteps',
+      operationId: 'runsStepsList',
       summary: 'Workflow steps, or one execution summary step for agents',
       tag: 'runs',
       responses: { 200: { description: 'steps', schema: RunStepsResponse } },
@@ -216,7 +222,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/runs/{id}/trace',
-      operationId: 'getRunTrace',
+      operationId: 'runsTraceGet',
       summary: 'Step records (workflows) or model/tool trace events (agents)',
       tag: 'runs',
       responses: { 200: { description: 'trace', schema: RunTraceResponse } },
@@ -228,7 +234,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/runs/{id}/usage',
-      operationId: 'getRunUsage',
+      operationId: 'runsUsageGet',
       summary: 'Tokens, credits, duration and counters',
       tag: 'runs',
       responses: { 200: { description: 'usage', schema: RunUsageResponse } },
@@ -240,7 +246,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     route({
       method: 'GET',
       path: '/runs/{id}/scores',
-      operationId: 'getRunScores',
+      operationId: 'runsScoresList',
       summary: 'Automated evaluator results of the run',
       tag: 'runs',
       responses: { 200: { description: 'scores', schema: RunScoresResponse } },

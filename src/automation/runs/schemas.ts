@@ -58,7 +58,7 @@ export const RunStartRequest = Type.Object(
     ),
     overrides: Opt(
       Type.Object(
-        { steps: Opt(Type.Record(Type.String(), Type.Unknown())) },
+        { steps: Opt(Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()))) },
         { description: 'Per-step output overrides (workflow runs).' },
       ),
     ),
@@ -82,11 +82,7 @@ export const GetRunQuery = Type.Object({
 });
 
 export const ArtifactsQuery = Type.Object({
-  zip: Opt(
-    Type.Union([Type.Literal('1'), Type.Literal('0'), Type.Literal('true'), Type.Literal('false')], {
-      description: '1: a ZIP of the output files instead of the list',
-    }),
-  ),
+  zip: Opt(Type.Literal('1', { description: '1: a ZIP of the output files instead of the list' })),
   bundle: Opt(Type.Literal('review', { description: 'with zip=1: output/ and expected/ folders' })),
   token: Opt(
     Type.String({ maxLength: 1024, description: 'Signed download token (ZIP only; no bearer key needed)' }),

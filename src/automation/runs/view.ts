@@ -297,27 +297,3 @@ export function scoreView(r: EvalResult): WireEvalResult {
     createdAt: r.createdAt,
   };
 }
-
-export function automationView(a: AutomationRecord, detail: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    id: a.id,
-    type: a.type,
-    slug: a.slug,
-    alias: `${a.type}s.${a.slug}`,
-    name: a.name,
-    description: a.description,
-    status: a.status,
-    version: a.version,
-    triggers: a.triggers,
-    implementationAvailable: true,
-    createdAt: a.createdAt,
-    updatedAt: a.updatedAt,
-  };
-  if (detail) {
-    out['inputSchema'] = a.inputSchema;
-    out['outputSchema'] = a.outputSchema;
-    out['model'] = a.model;
-    out['release'] = { version: a.version, tag: a.tag, commit: a.commit };
-  }
-  return out;
-}

@@ -5,6 +5,7 @@
 
 import uWS from 'uWebSockets.js';
 import type { Logger } from '../log.js';
+import { AUTH_CHALLENGE, BASIC_CHALLENGE, parseAuthorization } from '../auth/credentials.js';
 import { hasScope, type Authenticator } from '../auth/types.js';
 import { requestIdFrom } from '../ids.js';
 import { BodyReader, tooLarge } from './body.js';
@@ -63,23 +64,25 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 
   const authenticate = (exchange: Exchange, scope: string | false): HttpError | undefined => {
     if (!options.authenticator || scope === false) return undefined;
-    const header = exchange.request.headers['authorization'];
-    const match = header ? /^Bearer\s*:?\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) {
+    const credentials = parseAuthorization(exchange.request.headers['authorization']);
+    if (credentials.kind === 'missing') {
       return new HttpError(
         401,
         'unauthorized',
-        'missing bearer token: send Authorization: Bearer <API key>',
+        'missing API key: send Authorization: Bearer <API key> (or HTTP Basic with the key as the password)',
         undefined,
-        {
-          'www-authenticate': 'Bearer',
-        },
+        { 'www-authenticate': AUTH_CHALLENGE },
       );
     }
-    const principal = options.authenticator.authenticate(match[1]!);
+    if (credentials.kind === 'malformed') {
+      return new HttpError(401, 'unauthorized', credentials.reason, undefined, {
+        'www-authenticate': BASIC_CHALLENGE,
+      });
+    }
+    const principal = options.authenticator.authenticate(credentials.key);
     if (!principal) {
       return new HttpError(401, 'unauthorized', 'invalid or revoked API key', undefined, {
-        'www-authenticate': 'Bearer error="invalid_token"',
+        'www-authenticate': credentials.scheme === 'basic' ? BASIC_CHALLENGE : 'Bearer error="invalid_token"',
       });
     }
     if (!hasScope(principal, scope)) {

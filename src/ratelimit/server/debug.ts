@@ -6,7 +6,13 @@
 // passwords under `sluice serve`).
 
 import type { Logger } from '../../core/log.js';
-import { HttpError, Router, startHttpServer, type HttpServerHandle } from '../../core/http/index.js';
+import {
+  contentDisposition,
+  HttpError,
+  Router,
+  startHttpServer,
+  type HttpServerHandle,
+} from '../../core/http/index.js';
 import type { RuleSet } from '../config/rules.js';
 import type { SharedStatsTable } from '../stats/shared-table.js';
 import { errorBody } from './http.js';
@@ -87,7 +93,7 @@ export function debugRouter(sources: DebugSources, options: { profiling: boolean
       if (req.aborted) return;
       res
         .header('content-type', 'application/json')
-        .header('content-disposition', 'attachment; filename="ratelimit.cpuprofile"')
+        .header('content-disposition', contentDisposition('ratelimit.cpuprofile'))
         .send(profile);
     },
     { scope: false },
@@ -100,7 +106,7 @@ export function debugRouter(sources: DebugSources, options: { profiling: boolean
       if (req.aborted) return;
       res
         .header('content-type', 'application/json')
-        .header('content-disposition', 'attachment; filename="ratelimit.heapsnapshot"')
+        .header('content-disposition', contentDisposition('ratelimit.heapsnapshot'))
         .send(snapshot);
     },
     { scope: false },

@@ -60,6 +60,8 @@ export class ConsumerInstance {
   assigned: Assigned[] = [];
   assignedKeys = new Set<string>();
   topics: string[];
+  /** A manual assignment (Kafka's assign()): these partitions, outside the group's balancing. */
+  manual: TopicPartition[] = [];
   lastSeen: number;
   /** Fetches running or queued: reads of one instance are served one after another, in order. */
   readers = 0;
@@ -96,6 +98,7 @@ export class ConsumerInstance {
       positions: Object.fromEntries(this.positions),
       node: this.node,
       baseUri: this.baseUri,
+      ...(this.manual.length > 0 ? { manual: this.manual } : {}),
     };
   }
 }
@@ -186,6 +189,7 @@ export class ConsumerGroups {
       );
       for (const [key, offset] of Object.entries(record.positions))
         if (!heldByOthers.has(key)) instance.positions.set(key, offset);
+      instance.manual = [...(record.manual ?? [])];
       this.membersOf(record.group, true).set(record.id, instance);
       this.nextSeq = Math.max(this.nextSeq, record.seq + 1);
       touched.add(record.group);
@@ -222,6 +226,11 @@ export class ConsumerGroups {
     }
     instance.lastSeen = this.now();
     return instance;
+  }
+
+  /** True when the group has a member with this id, on this node or another. */
+  isMember(group: string, id: string): boolean {
+    return this.store.members(group).some((m) => m.id === id);
   }
 
   instances(group: string): ConsumerInstance[] {
@@ -261,8 +270,37 @@ export class ConsumerGroups {
   /** Replaces the subscription (an empty list unsubscribes); every topic must exist. */
   subscribe(instance: ConsumerInstance, topics: readonly string[]): void {
     const unique = [...new Set(topics)];
+    if (unique.length > 0 && instance.manual.length > 0) {
+      throw illegalState(
+        'this consumer instance has a manual assignment; POST {"partitions":[]} to its /assignments before subscribing',
+      );
+    }
     for (const name of unique) if (!this.log.topic(name)) throw topicNotFound(name);
     instance.topics = unique;
+    this.save(instance);
+    this.rebalance(instance.group, true);
+  }
+
+  /**
+   * Manual assignment (Kafka's assign()): the instance reads exactly these partitions and takes
+   * no part in the group's balancing; an empty list ends it. Not allowed while subscribed.
+   */
+  assign(instance: ConsumerInstance, partitions: readonly TopicPartition[]): void {
+    if (partitions.length > 0 && instance.topics.length > 0) {
+      throw illegalState(
+        'this consumer instance is subscribed to topics; DELETE its /subscription before assigning partitions',
+      );
+    }
+    const seen = new Set<string>();
+    const unique: TopicPartition[] = [];
+    for (const tp of partitions) {
+      this.topicPartition(tp.topic, tp.partition);
+      const key = positionKey(tp.topic, tp.partition);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      unique.push({ topic: tp.topic, partition: tp.partition });
+    }
+    instance.manual = unique;
     this.save(instance);
     this.rebalance(instance.group, true);
   }
@@ -302,7 +340,7 @@ export class ConsumerGroups {
   }
 
   private checkReadable(instance: ConsumerInstance, options: FetchOptions): void {
-    if (instance.topics.length === 0) {
+    if (instance.topics.length === 0 && instance.manual.length === 0) {
       throw illegalState(
         'consumer instance is not subscribed to any topic; POST {"topics":[...]} to its /subscription first',
       );
@@ -474,6 +512,8 @@ export class ConsumerGroups {
       this.store.members(group).map((m) => ({ id: m.id, seq: m.seq, topics: m.topics })),
       (name) => this.log.topic(name),
     );
+    // Manually assigned members read their own partitions, outside the balancing (Kafka's assign()).
+    for (const member of members) if (member.manual.length > 0) plan.set(member.id, member.manual);
     const holders = this.store.holders(group);
     const changed = new Set<ConsumerInstance>();
     for (const member of members) {
@@ -496,8 +536,10 @@ export class ConsumerGroups {
     for (const member of members) {
       const assigned: Assigned[] = [];
       for (const tp of plan.get(member.id) ?? []) {
-        // Not readable until the previous holder has let go (it commits first) or left.
-        if (!this.store.claim(group, tp.topic, tp.partition, member.id)) continue;
+        // Not readable until the previous holder has let go (it commits first) or left. A manual
+        // assignment is outside the group's balancing (as Kafka's assign()), so it holds nothing.
+        if (member.manual.length === 0 && !this.store.claim(group, tp.topic, tp.partition, member.id))
+          continue;
         const topic = this.log.topic(tp.topic)!;
         const key = positionKey(tp.topic, tp.partition);
         assigned.push({ topic, partition: tp.partition, key });

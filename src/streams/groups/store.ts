@@ -15,6 +15,8 @@ export interface InstanceConfig {
   readonly autoCommit: boolean;
   /** Default long-poll time for this instance's fetches (ms), when it set one. */
   readonly requestTimeoutMs: number | undefined;
+  /** Embedded format of fetched records (Confluent's `format`); absent means json. */
+  readonly format?: 'json' | 'binary';
 }
 
 /** What every node needs to know about a member of a group to compute the assignment. */
@@ -35,6 +37,8 @@ export interface InstanceRecord extends GroupMember {
   readonly config: InstanceConfig;
   /** `topic/partition` → next offset to deliver. */
   readonly positions: Readonly<Record<string, number>>;
+  /** Partitions given by a manual assignment (Kafka's assign()); absent when it has none. */
+  readonly manual?: readonly { readonly topic: string; readonly partition: number }[];
 }
 
 export interface PartitionHolder {

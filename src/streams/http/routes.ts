@@ -3,16 +3,18 @@
 // instances, fetching, commits) needs `streams:read`.
 
 import { Router, type HttpRequest, type HttpResponse, type RouteOptions } from '../../core/http/index.js';
-import { uuid } from '../../core/ids.js';
 import { ErrorCodes, StreamsError, topicNotFound, unprocessable } from '../errors.js';
 import type { ConsumerGroups, ConsumerInstance } from '../groups/coordinator.js';
 import type { Partitioner } from '../log/partitioner.js';
-import type { AppendRecord, TopicInfo, TopicLog } from '../log/types.js';
+import type { TopicInfo, TopicLog } from '../log/types.js';
 import type { StreamsSettings } from '../settings.js';
 import { optionalJson } from './body.js';
 import { handler } from './errors.js';
-import { baseFromHost } from './host.js';
+import { createInstance, fetchRecords } from './consumers.js';
 import { BODY_TYPES, PLAIN_JSON, STREAMS_JSON, negotiate } from './media.js';
+import { registerConfluentRoutes } from './confluent/routes.js';
+import { isKafkaRecordsBody } from './confluent/media.js';
+import { appendRecords } from './produce.js';
 import { pushHandlers } from './push.js';
 import { renderRecords } from './render.js';
 import {
@@ -64,7 +66,16 @@ export function buildRouter(deps: StreamsDeps): Router {
   });
   // The spec's endpoint line omits the /streams prefix and its sample includes it: both answer.
   router.post('/streams/topics/topic', createTopic, WRITE);
-  router.post('/topics/topic', createTopic, WRITE);
+  // Without the prefix the path is also Confluent's produce to a topic named "topic": a body
+  // that says it carries Kafka records goes there.
+  const confluent = registerConfluentRoutes(router, deps);
+  const produceToTopic = confluent.produceTo('topic');
+  router.post(
+    '/topics/topic',
+    (req, res) =>
+      isKafkaRecordsBody(req.headers['content-type']) ? produceToTopic(req, res) : createTopic(req, res),
+    WRITE,
+  );
 
   router.get(
     '/streams/topics',
@@ -138,15 +149,7 @@ export function buildRouter(deps: StreamsDeps): Router {
       const topic = log.topic(name);
       if (!topic) throw topicNotFound(name);
       const parsed = parseProduce(body, topic, settings, Date.now());
-      const partitions = deps.partitioner.choose(topic.id, topic.partitions, parsed);
-      const records: AppendRecord[] = parsed.map((r, i) => ({
-        partition: partitions[i]!,
-        key: r.key,
-        valueJson: r.valueJson,
-        timestamp: r.timestamp,
-        headers: r.headers,
-      }));
-      const offsets = await log.append(topic, records);
+      const { partitions, offsets } = await appendRecords(log, deps.partitioner, topic, parsed);
       let text = '{"offsets":[';
       for (let i = 0; i < offsets.length; i++) {
         text += `${i > 0 ? ',' : ''}{"partition":${partitions[i]},"offset":${offsets[i]}}`;
@@ -170,13 +173,8 @@ export function buildRouter(deps: StreamsDeps): Router {
       }
       const type = negotiate(req.headers.accept, true);
       checkName('consumer group', group, ErrorCodes.invalidConsumerConfig);
-      const config = parseConsumerConfig(body, settings.fetchTimeoutMaxMs);
-      const id = uuid();
-      const base = settings.publicUrl ?? baseFromHost(req.headers.host, deps.baseUrl);
-      const baseUri = `${base}/streams/consumers/${encodeURIComponent(group)}/instances/${id}`;
-      groups.create(group, config, id, baseUri);
-      await groups.flush();
-      sendJson(res, type, { instance_id: id, base_uri: baseUri });
+      const creation = parseConsumerConfig(body, settings.fetchTimeoutMaxMs);
+      sendJson(res, type, await createInstance(deps, req, group, creation, '/streams'));
     }),
     READ,
   );
@@ -226,26 +224,8 @@ export function buildRouter(deps: StreamsDeps): Router {
     `${INSTANCE}/records`,
     handler(async (req, res) => {
       const type = negotiate(req.headers.accept, true);
-      const instance = instanceOf(req);
-      const timeoutMs = queryInt(
-        req.query,
-        'timeout',
-        instance.config.requestTimeoutMs ?? settings.fetchTimeoutDefaultMs,
-        settings.fetchTimeoutMaxMs,
-      );
-      const maxBytes = Math.max(
-        1,
-        queryInt(req.query, 'max_bytes', settings.fetchMaxBytesDefault, settings.fetchMaxBytesLimit),
-      );
-      const abort = new AbortController();
-      req.onAbort(() => abort.abort());
-      const records = await groups.fetch(instance, {
-        timeoutMs,
-        maxBytes,
-        maxRecords: settings.fetchMaxRecords,
-        signal: abort.signal,
-      });
-      if (req.aborted) return;
+      const records = await fetchRecords(deps, req, instanceOf(req));
+      if (records === undefined) return;
       res.header('content-type', type).send(renderRecords(records));
     }),
     READ,

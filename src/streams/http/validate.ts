@@ -10,7 +10,11 @@ import type { RecordHeader, TopicInfo } from '../log/types.js';
 /** Kafka's topic name rule; we apply it to group names as well (they become path segments). */
 const NAME = /^[A-Za-z0-9._-]{1,249}$/;
 
-export function checkName(kind: 'topic' | 'consumer group', name: unknown, code: number): string {
+export function checkName(
+  kind: 'topic' | 'consumer group' | 'consumer instance',
+  name: unknown,
+  code: number,
+): string {
   if (typeof name !== 'string' || !NAME.test(name) || name === '.' || name === '..') {
     throw new StreamsError(
       kind === 'topic' && code === ErrorCodes.topicInvalid ? 400 : 422,
@@ -69,15 +73,27 @@ export interface ProduceLimits {
 const RECORD_FIELDS = new Set(['key', 'value', 'partition', 'timestamp', 'headers']);
 const SCHEMA_FIELDS = new Set(['key_schema', 'value_schema', 'key_schema_id', 'value_schema_id']);
 
+/** How the Confluent paths differ from /streams when reading a produce body. */
+export interface ProduceDialect {
+  /** `object`: a value must be a JSON object (/streams); `any`: any JSON, absent = null (Confluent). */
+  readonly values: 'object' | 'any';
+  /** Confluent clients send `key_schema: null` and friends; only a non-null schema is refused. */
+  readonly nullSchemaFields: boolean;
+}
+
+const STREAMS_PRODUCE: ProduceDialect = { values: 'object', nullSchemaFields: false };
+
 export function parseProduce(
   body: unknown,
   topic: TopicInfo,
   limits: ProduceLimits,
   now: number,
+  dialect: ProduceDialect = STREAMS_PRODUCE,
 ): ProduceRecord[] {
   const bad = (message: string): StreamsError => unprocessable(message, ErrorCodes.invalidRecord);
   if (!isObject(body)) throw bad('body must be a JSON object like {"records":[{"key":"k","value":{...}}]}');
   for (const field of Object.keys(body)) {
+    if (SCHEMA_FIELDS.has(field) && dialect.nullSchemaFields && body[field] === null) continue;
     if (SCHEMA_FIELDS.has(field))
       throw bad(`'${field}' is not supported: records are JSON, no schema registry is used`);
     if (field !== 'records') throw bad(`unknown field '${field}'; the body is {"records":[...]}`);
@@ -102,7 +118,7 @@ export function parseProduce(
     const key = raw.key ?? null;
     if (key !== null && typeof key !== 'string')
       throw bad(`${at}.key must be a string (or absent/null), got ${typeof key}`);
-    if (!isObject(raw.value)) {
+    if (dialect.values === 'object' && !isObject(raw.value)) {
       throw bad(
         `${at}.value must be a JSON object, got ${raw.value === undefined ? 'nothing' : Array.isArray(raw.value) ? 'an array' : raw.value === null ? 'null' : typeof raw.value}`,
       );
@@ -124,7 +140,7 @@ export function parseProduce(
       timestamp = raw.timestamp;
     }
     const headers = parseHeaders(raw.headers, at, bad);
-    const valueJson = JSON.stringify(raw.value);
+    const valueJson = raw.value === undefined ? 'null' : JSON.stringify(raw.value);
     const size =
       Buffer.byteLength(valueJson) +
       (key === null ? 0 : Buffer.byteLength(key)) +
@@ -158,18 +174,64 @@ function parseHeaders(raw: unknown, at: string, bad: (m: string) => StreamsError
   });
 }
 
-const CONSUMER_FIELDS = ['auto.offset.reset', 'auto.commit.enable', 'format', 'consumer.request.timeout.ms'];
+export type RecordFormat = 'json' | 'binary';
 
-export function parseConsumerConfig(body: unknown, maxTimeoutMs: number): InstanceConfig {
+/** Which `format` values a path takes and what it means when absent. */
+export interface ConsumerFormats {
+  readonly accepted: readonly RecordFormat[];
+  readonly fallback: RecordFormat;
+  /** Said in the refusal of a format the path does not take. */
+  readonly hint: string;
+}
+
+export const STREAMS_FORMATS: ConsumerFormats = {
+  accepted: ['json'],
+  fallback: 'json',
+  hint: 'records on /streams are JSON; format binary is served on the Confluent paths (/consumers/<group>)',
+};
+
+/** Confluent's embedded formats that need a schema registry (which Sluice does not have). */
+export const SCHEMA_FORMATS = ['avro', 'jsonschema', 'protobuf'] as const;
+
+export interface ConsumerCreation {
+  readonly config: InstanceConfig;
+  /** The instance id the client asked for (`name`, or Confluent's older `id`). */
+  readonly name: string | undefined;
+}
+
+const CONSUMER_FIELDS = [
+  'name',
+  'id',
+  'format',
+  'auto.offset.reset',
+  'auto.commit.enable',
+  'fetch.min.bytes',
+  'consumer.request.timeout.ms',
+];
+
+export function parseConsumerConfig(
+  body: unknown,
+  maxTimeoutMs: number,
+  formats: ConsumerFormats = STREAMS_FORMATS,
+): ConsumerCreation {
   const bad = (message: string): StreamsError => unprocessable(message, ErrorCodes.invalidConsumerConfig);
-  if (body === undefined) return { offsetReset: 'latest', autoCommit: true, requestTimeoutMs: undefined };
+  if (body === undefined) {
+    return {
+      config: {
+        offsetReset: 'latest',
+        autoCommit: true,
+        requestTimeoutMs: undefined,
+        format: formats.fallback,
+      },
+      name: undefined,
+    };
+  }
   if (!isObject(body)) throw bad('body must be a JSON object such as {"auto.offset.reset":"earliest"}');
   for (const field of Object.keys(body)) {
-    if (field === 'name' || field === 'id')
-      throw bad(`'${field}' is not accepted: the service assigns instance ids (UUIDs)`);
     if (!CONSUMER_FIELDS.includes(field))
       throw bad(`unknown consumer setting '${field}'; accepted: ${CONSUMER_FIELDS.join(', ')}`);
   }
+  const name = parseInstanceName(body.name, body.id, bad);
   let offsetReset: OffsetReset = 'latest';
   const reset = body['auto.offset.reset'];
   if (reset !== undefined) {
@@ -186,9 +248,15 @@ export function parseConsumerConfig(body: unknown, maxTimeoutMs: number): Instan
     else if (commit === false || commit === 'false') autoCommit = false;
     else throw bad(`auto.commit.enable must be true or false, got ${JSON.stringify(commit)}`);
   }
-  const format = body.format;
-  if (format !== undefined && format !== 'json')
-    throw bad(`format must be json (records are JSON), got ${JSON.stringify(format)}`);
+  const format = parseFormat(body.format, formats, bad);
+  // Accepted for Confluent clients that always send it. A fetch answers as soon as one record is
+  // readable (docs/streams.md, long poll), so there is nothing for it to change.
+  const minBytes = body['fetch.min.bytes'];
+  if (minBytes !== undefined) {
+    const n = typeof minBytes === 'string' && /^-?\d+$/.test(minBytes) ? Number(minBytes) : minBytes;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < -1)
+      throw bad(`fetch.min.bytes must be an integer from -1 up, got ${JSON.stringify(minBytes)}`);
+  }
   let requestTimeoutMs: number | undefined;
   const timeout = body['consumer.request.timeout.ms'];
   if (timeout !== undefined) {
@@ -200,7 +268,28 @@ export function parseConsumerConfig(body: unknown, maxTimeoutMs: number): Instan
     }
     requestTimeoutMs = n;
   }
-  return { offsetReset, autoCommit, requestTimeoutMs };
+  return { config: { offsetReset, autoCommit, requestTimeoutMs, format }, name };
+}
+
+function parseInstanceName(name: unknown, id: unknown, bad: (m: string) => StreamsError): string | undefined {
+  if (name !== undefined && name !== null && id !== undefined && id !== null && name !== id)
+    throw bad('name and id name the same thing (the instance id); send one of them');
+  const chosen = name ?? id ?? undefined;
+  if (chosen === undefined) return undefined;
+  // It becomes a path segment of base_uri, so it follows the topic name rule.
+  return checkName('consumer instance', chosen, ErrorCodes.invalidConsumerConfig);
+}
+
+function parseFormat(raw: unknown, formats: ConsumerFormats, bad: (m: string) => StreamsError): RecordFormat {
+  if (raw === undefined || raw === null) return formats.fallback;
+  if (typeof raw === 'string' && (formats.accepted as readonly string[]).includes(raw))
+    return raw as RecordFormat;
+  if (typeof raw === 'string' && (SCHEMA_FORMATS as readonly string[]).includes(raw)) {
+    throw bad(
+      `format ${raw} is not supported: it needs a schema registry, which Sluice does not have; use ${formats.accepted.join(' or ')}`,
+    );
+  }
+  throw bad(`format must be ${formats.accepted.join(' or ')} (${formats.hint}), got ${JSON.stringify(raw)}`);
 }
 
 export function parseSubscription(body: unknown): string[] {

@@ -1,0 +1,330 @@
+// Confluent REST Proxy v2 paths (docs.confluent.io "REST Proxy API v2"), served beside /streams
+// on the same log and consumer groups, so clients and scripts written for Confluent's proxy work
+// unchanged. Validation, partitioning, storing and fetching are the /streams code paths; what
+// differs is read and written here: media types, embedded formats, statuses and answer shapes.
+// docs/streams.md, "Coming from Confluent REST Proxy", lists every difference.
+
+import type { Handler, HttpRequest, HttpResponse, Router, RouteOptions } from '../../../core/http/index.js';
+import { ErrorCodes, StreamsError, partitionNotFound, topicNotFound } from '../../errors.js';
+import type { ConsumerInstance } from '../../groups/coordinator.js';
+import type { TopicInfo } from '../../log/types.js';
+import { optionalJson } from '../body.js';
+import { createInstance, fetchRecords } from '../consumers.js';
+import { handler } from '../errors.js';
+import { appendRecords } from '../produce.js';
+import { renderRecords } from '../render.js';
+import type { StreamsDeps } from '../routes.js';
+import {
+  parseConsumerConfig,
+  parseOffsets,
+  parsePartitions,
+  parseProduce,
+  parseSubscription,
+  type ConsumerFormats,
+} from '../validate.js';
+import { KAFKA_BODY_TYPES, answerType, produceFormat, recordsType } from './media.js';
+import { inFormat, toStoredShape } from './records.js';
+
+const READ: RouteOptions = { scope: 'streams:read' };
+const WRITE: RouteOptions = { scope: 'streams:write' };
+const INSTANCE = '/consumers/:group/instances/:instance';
+
+/** Confluent's default format is binary; its schema formats are refused in validate.ts. */
+const CONFLUENT_FORMATS: ConsumerFormats = {
+  accepted: ['binary', 'json'],
+  fallback: 'binary',
+  hint: 'the embedded formats Sluice serves',
+};
+
+// Sluice has no brokers; the metadata answers describe one, so clients that read leaders and
+// replicas find a consistent single-broker cluster.
+const BROKER_ID = 0;
+
+function partitionMeta(partition: number): unknown {
+  return {
+    partition,
+    leader: BROKER_ID,
+    replicas: [{ broker: BROKER_ID, leader: true, in_sync: true }],
+  };
+}
+
+export interface ConfluentRoutes {
+  /** Produce to a fixed topic: `POST /topics/topic` is also the topic-creation path. */
+  produceTo(topic: string): Handler;
+}
+
+export function registerConfluentRoutes(router: Router, deps: StreamsDeps): ConfluentRoutes {
+  const { log, groups, settings } = deps;
+
+  const send = (req: HttpRequest, res: HttpResponse, body: unknown, required = false): void => {
+    res.header('content-type', answerType(req.headers.accept, required)).json(body);
+  };
+  const topicOf = (name: string): TopicInfo => {
+    const topic = log.topic(name);
+    if (!topic) throw topicNotFound(name);
+    return topic;
+  };
+  const partitionOf = (topic: TopicInfo, raw: string): number => {
+    if (!/^\d{1,9}$/.test(raw)) {
+      throw new StreamsError(
+        404,
+        ErrorCodes.partitionNotFound,
+        `partition ${JSON.stringify(raw)} of topic '${topic.name}' not found (the topic has partitions 0..${topic.partitions - 1})`,
+      );
+    }
+    const partition = Number(raw);
+    if (partition >= topic.partitions) throw partitionNotFound(topic.name, partition, topic.partitions);
+    return partition;
+  };
+  const instanceOf = (req: HttpRequest): ConsumerInstance =>
+    groups.get(req.params.group ?? '', req.params.instance ?? '');
+
+  // --- metadata -----------------------------------------------------------------------------
+  router.get(
+    '/topics',
+    handler((req, res) =>
+      send(
+        req,
+        res,
+        log.topics().map((t) => t.name),
+      ),
+    ),
+    READ,
+  );
+  const describeTopic = (fixed: string | undefined) =>
+    handler((req, res) => {
+      const topic = topicOf(fixed ?? req.params.topic ?? '');
+      const partitions = [];
+      for (let p = 0; p < topic.partitions; p++) partitions.push(partitionMeta(p));
+      send(req, res, { name: topic.name, configs: {}, partitions });
+    });
+  router.get('/topics/:topic', describeTopic(undefined), READ);
+  // The static /topics/topic (topic creation) would otherwise shadow a topic named "topic".
+  router.get('/topics/topic', describeTopic('topic'), READ);
+  router.get(
+    '/topics/:topic/partitions',
+    handler((req, res) => {
+      const topic = topicOf(req.params.topic ?? '');
+      const partitions = [];
+      for (let p = 0; p < topic.partitions; p++) partitions.push(partitionMeta(p));
+      send(req, res, partitions);
+    }),
+    READ,
+  );
+  router.get(
+    '/topics/:topic/partitions/:partition',
+    handler((req, res) => {
+      const topic = topicOf(req.params.topic ?? '');
+      send(req, res, partitionMeta(partitionOf(topic, req.params.partition ?? '')));
+    }),
+    READ,
+  );
+  router.get(
+    '/topics/:topic/partitions/:partition/offsets',
+    handler(async (req, res) => {
+      const topic = topicOf(req.params.topic ?? '');
+      const partition = partitionOf(topic, req.params.partition ?? '');
+      // Promise.resolve: the log's offset reads may answer a value or a promise (an async
+      // backend), and a promise must never end up serialised as {}.
+      send(req, res, {
+        beginning_offset: await Promise.resolve(log.beginningOffset(topic, partition)),
+        end_offset: await Promise.resolve(log.endOffset(topic, partition)),
+      });
+    }),
+    READ,
+  );
+  router.get(
+    '/brokers',
+    handler((req, res) => send(req, res, { brokers: [BROKER_ID] })),
+    READ,
+  );
+
+  // --- produce ------------------------------------------------------------------------------
+  const produce = async (
+    req: HttpRequest,
+    res: HttpResponse,
+    name: string,
+    rawPartition: string | undefined,
+  ): Promise<void> => {
+    const format = produceFormat(req.headers['content-type']);
+    const type = answerType(req.headers.accept, false);
+    const body = await req.json(KAFKA_BODY_TYPES);
+    const topic = topicOf(name);
+    const partition = rawPartition === undefined ? undefined : partitionOf(topic, rawPartition);
+    const parsed = parseProduce(toStoredShape(body, format, topic, partition), topic, settings, Date.now(), {
+      values: 'any',
+      nullSchemaFields: true,
+    });
+    const { partitions, offsets } = await appendRecords(log, deps.partitioner, topic, parsed);
+    // One batch is stored all or nothing, so no record carries an error of its own.
+    let text = '{"offsets":[';
+    for (let i = 0; i < offsets.length; i++) {
+      text += `${i > 0 ? ',' : ''}{"partition":${partitions[i]},"offset":${offsets[i]},"error_code":null,"error":null}`;
+    }
+    res.header('content-type', type).send(text + '],"key_schema_id":null,"value_schema_id":null}');
+  };
+  router.post(
+    '/topics/:topic',
+    handler((req, res) => produce(req, res, req.params.topic ?? '', undefined)),
+    WRITE,
+  );
+  router.post(
+    '/topics/:topic/partitions/:partition',
+    handler((req, res) => produce(req, res, req.params.topic ?? '', req.params.partition ?? '')),
+    WRITE,
+  );
+
+  // --- consumer instances -------------------------------------------------------------------
+  router.post(
+    '/consumers/:group',
+    handler(async (req, res) => {
+      const body = await optionalJson(req, KAFKA_BODY_TYPES);
+      const type = answerType(req.headers.accept, true);
+      const creation = parseConsumerConfig(body, settings.fetchTimeoutMaxMs, CONFLUENT_FORMATS);
+      const created = await createInstance(deps, req, req.params.group ?? '', creation, '');
+      res.header('content-type', type).json(created);
+    }),
+    READ,
+  );
+  router.delete(
+    INSTANCE,
+    handler(async (req, res) => {
+      groups.delete(instanceOf(req), true);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+
+  router.post(
+    `${INSTANCE}/subscription`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      const body = await req.json(KAFKA_BODY_TYPES);
+      // Confluent hands an empty list to Kafka, which unsubscribes; /streams refuses it.
+      const empty =
+        typeof body === 'object' &&
+        body !== null &&
+        Object.keys(body).length === 1 &&
+        Array.isArray((body as { topics?: unknown }).topics) &&
+        (body as { topics: unknown[] }).topics.length === 0;
+      groups.subscribe(instance, empty ? [] : parseSubscription(body));
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+  router.get(
+    `${INSTANCE}/subscription`,
+    handler((req, res) => send(req, res, { topics: instanceOf(req).topics })),
+    READ,
+  );
+  router.delete(
+    `${INSTANCE}/subscription`,
+    handler(async (req, res) => {
+      groups.subscribe(instanceOf(req), []);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+  router.post(
+    `${INSTANCE}/assignments`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      groups.assign(instance, parsePartitions(await req.json(KAFKA_BODY_TYPES), true)!);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+  router.get(
+    `${INSTANCE}/assignments`,
+    handler((req, res) => {
+      const partitions = instanceOf(req).assigned.map((a) => ({
+        topic: a.topic.name,
+        partition: a.partition,
+      }));
+      send(req, res, { partitions });
+    }),
+    READ,
+  );
+
+  router.get(
+    `${INSTANCE}/records`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      const format = instance.config.format ?? 'json';
+      const type = recordsType(req.headers.accept, format);
+      const records = await fetchRecords(deps, req, instance);
+      if (records === undefined) return;
+      res.header('content-type', type).send(renderRecords(inFormat(records, format)));
+    }),
+    READ,
+  );
+
+  // --- offsets and positions ----------------------------------------------------------------
+  router.post(
+    `${INSTANCE}/offsets`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      const offsets = parseOffsets(await optionalJson(req, KAFKA_BODY_TYPES), false);
+      // An empty body commits everything fetched so far (Confluent's rule).
+      if (offsets === undefined) groups.commitPositions(instance);
+      else await groups.commitOffsets(instance, offsets);
+      await groups.flush();
+      // Confluent documents 200 with no body here (the /streams path answers 204).
+      res.send(undefined, 200);
+    }),
+    READ,
+  );
+  router.get(
+    `${INSTANCE}/offsets`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      const partitions = parsePartitions(await optionalJson(req, KAFKA_BODY_TYPES), false);
+      const offsets = groups.committedOffsets(instance, partitions).map((o) => ({ ...o, metadata: '' }));
+      send(req, res, { offsets });
+    }),
+    READ,
+  );
+  router.get(
+    `${INSTANCE}/positions`,
+    handler(async (req, res) => send(req, res, { offsets: await groups.positionsOf(instanceOf(req)) })),
+    READ,
+  );
+  router.post(
+    `${INSTANCE}/positions`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      await groups.seek(instance, parseOffsets(await req.json(KAFKA_BODY_TYPES), true)!);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+  router.post(
+    `${INSTANCE}/positions/beginning`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      await groups.seekToBeginning(instance, parsePartitions(await req.json(KAFKA_BODY_TYPES), true)!);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+  router.post(
+    `${INSTANCE}/positions/end`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      await groups.seekToEnd(instance, parsePartitions(await req.json(KAFKA_BODY_TYPES), true)!);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    READ,
+  );
+
+  return {
+    produceTo: (topic) => handler((req, res) => produce(req, res, topic, undefined)),
+  };
+}

@@ -1,0 +1,72 @@
+// Creating a consumer instance, shared by POST /streams/consumers/<group> and Confluent's
+// POST /consumers/<group>: the id is the client's `name` when it sent one (Confluent's rule:
+// a name already used in the group is 409 / 40902), otherwise a random UUID.
+
+import type { HttpRequest } from '../../core/http/index.js';
+import { uuid } from '../../core/ids.js';
+import { ErrorCodes, StreamsError } from '../errors.js';
+import type { ConsumedRecord, ConsumerInstance } from '../groups/coordinator.js';
+import { baseFromHost } from './host.js';
+import type { StreamsDeps } from './routes.js';
+import { checkName, queryInt, type ConsumerCreation } from './validate.js';
+
+export interface CreatedInstance {
+  readonly instance_id: string;
+  readonly base_uri: string;
+}
+
+/** `prefix` is the path the instance's endpoints live under: `/streams` or `` (Confluent's). */
+export async function createInstance(
+  deps: StreamsDeps,
+  req: HttpRequest,
+  group: string,
+  creation: ConsumerCreation,
+  prefix: string,
+): Promise<CreatedInstance> {
+  checkName('consumer group', group, ErrorCodes.invalidConsumerConfig);
+  const id = creation.name ?? uuid();
+  if (creation.name !== undefined && deps.groups.isMember(group, id)) {
+    throw new StreamsError(
+      409,
+      ErrorCodes.instanceExists,
+      `consumer instance '${id}' already exists in group '${group}'; pick another name or DELETE it first`,
+    );
+  }
+  const base = deps.settings.publicUrl ?? baseFromHost(req.headers.host, deps.baseUrl);
+  const baseUri = `${base}${prefix}/consumers/${encodeURIComponent(group)}/instances/${encodeURIComponent(id)}`;
+  // The base_uri is kept with the instance: another node names it to clients that ask there.
+  await Promise.resolve(deps.groups.create(group, creation.config, id, baseUri));
+  await deps.groups.flush();
+  return { instance_id: id, base_uri: baseUri };
+}
+
+/**
+ * One long-poll fetch for an instance, with `timeout` and `max_bytes` read from the query as
+ * docs/streams.md says; resolves with undefined when the client went away meanwhile.
+ */
+export async function fetchRecords(
+  deps: StreamsDeps,
+  req: HttpRequest,
+  instance: ConsumerInstance,
+): Promise<ConsumedRecord[] | undefined> {
+  const { settings } = deps;
+  const timeoutMs = queryInt(
+    req.query,
+    'timeout',
+    instance.config.requestTimeoutMs ?? settings.fetchTimeoutDefaultMs,
+    settings.fetchTimeoutMaxMs,
+  );
+  const maxBytes = Math.max(
+    1,
+    queryInt(req.query, 'max_bytes', settings.fetchMaxBytesDefault, settings.fetchMaxBytesLimit),
+  );
+  const abort = new AbortController();
+  req.onAbort(() => abort.abort());
+  const records = await deps.groups.fetch(instance, {
+    timeoutMs,
+    maxBytes,
+    maxRecords: settings.fetchMaxRecords,
+    signal: abort.signal,
+  });
+  return req.aborted ? undefined : records;
+}

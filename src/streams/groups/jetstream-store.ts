@@ -31,6 +31,8 @@ export interface JetStreamGroupStoreOptions {
   readonly bucket?: string;
   /** Timeout of JetStream API calls such as creating the bucket (ms). */
   readonly timeoutMs?: number;
+  /** How long `open` waits for a cluster that is not ready yet (ms). */
+  readonly startTimeoutMs?: number;
   /** Close (drain) the connection when the store closes. */
   readonly ownsConnection?: boolean;
   /** Written into the heartbeat so an operator can tell where a node answers. */
@@ -94,33 +96,39 @@ export class JetStreamGroupStore implements GroupStore {
     this.onError = options.onError ?? (() => undefined);
   }
 
-  /** Creates the bucket if needed, loads it and starts heartbeating. */
+  /**
+   * Creates the bucket if needed, loads it and starts heartbeating. A cluster that is still
+   * forming (no leader, too few peers for the replicas yet) is waited for, up to
+   * `startTimeoutMs` (default 60 s); then the start fails with the last error.
+   */
   static async open(options: JetStreamGroupStoreOptions): Promise<JetStreamGroupStore> {
-    const kv = await new Kvm(jetstream(options.nc)).create(options.bucket ?? DEFAULT_GROUPS_BUCKET, {
-      replicas: options.replicas,
-      history: 1,
-      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-    });
-    const store = new JetStreamGroupStore(kv, options);
-    await store.start();
-    return store;
+    const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const kv = await new Kvm(jetstream(options.nc)).create(options.bucket ?? DEFAULT_GROUPS_BUCKET, {
+          replicas: options.replicas,
+          history: 1,
+          ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+        });
+        const store = new JetStreamGroupStore(kv, options);
+        try {
+          await store.start();
+        } catch (error) {
+          await store.stop();
+          throw error;
+        }
+        return store;
+      } catch (error) {
+        if (Date.now() >= deadline || options.nc.isClosed()) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
+      }
+    }
   }
 
   private async start(): Promise<void> {
     const last = (await this.kv.status()).streamInfo.state.last_seq;
     const watcher = await this.kv.watch({ key: '>' });
-    this.watcher = watcher;
-    this.watching = (async () => {
-      for await (const entry of watcher) {
-        try {
-          this.apply(entry);
-        } catch (error) {
-          this.onError('applying a group-state change', error);
-        }
-        this.seen = Math.max(this.seen, entry.revision);
-        this.wakeWaiters();
-      }
-    })();
+    this.watching = this.follow(watcher);
     // The watch starts with the last value of every key; the newest of them is `last`.
     await this.visible(last);
     this.opened = true;
@@ -130,6 +138,41 @@ export class JetStreamGroupStore implements GroupStore {
       this.expireDeadNodes();
     }, this.options.heartbeatMs);
     this.timer.unref();
+  }
+
+  /**
+   * Applies the watch's entries in order. Should the watch end while the store is open (its
+   * consumer lost for good), a new one resumes after the last revision seen, so the copy never
+   * silently stops following the bucket.
+   */
+  private async follow(first: Awaited<ReturnType<KV['watch']>>): Promise<void> {
+    let watcher: Awaited<ReturnType<KV['watch']>> | undefined = first;
+    while (!this.closed) {
+      if (watcher) {
+        this.watcher = watcher;
+        try {
+          for await (const entry of watcher) {
+            try {
+              this.apply(entry);
+            } catch (error) {
+              this.onError('applying a group-state change', error);
+            }
+            this.seen = Math.max(this.seen, entry.revision);
+            this.wakeWaiters();
+          }
+        } catch (error) {
+          this.onError('watching the group-state bucket', error);
+        }
+      }
+      if (this.closed) return;
+      await new Promise((resolve) => setTimeout(resolve, this.options.heartbeatMs));
+      watcher = await this.kv
+        .watch({ key: '>', include: 'history', resumeFromRevision: this.seen + 1 })
+        .catch((error: unknown) => {
+          this.onError('watching the group-state bucket again', error);
+          return undefined;
+        });
+    }
   }
 
   // --- offsets -----------------------------------------------------------------------------
@@ -244,16 +287,21 @@ export class JetStreamGroupStore implements GroupStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.stop();
+    if (this.options.ownsConnection)
+      await this.options.nc.drain().catch(() => this.options.nc.close().catch(() => undefined));
+    // The heartbeat stays: a restart with the same STREAMS_NODE_ID resumes this node's
+    // instances, and otherwise the others expire them after STREAMS_NODE_TIMEOUT.
+  }
+
+  /** Stops heartbeats and the watch once the writes in flight are settled; the connection stays. */
+  private async stop(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
     await Promise.allSettled([...this.pending]);
     this.watcher?.stop();
     await this.watching.catch(() => undefined);
     for (const w of this.waiters.splice(0)) w.resolve();
-    if (this.options.ownsConnection)
-      await this.options.nc.drain().catch(() => this.options.nc.close().catch(() => undefined));
-    // The heartbeat stays: a restart with the same STREAMS_NODE_ID resumes this node's
-    // instances, and otherwise the others expire them after STREAMS_NODE_TIMEOUT.
   }
 
   // --- internals ---------------------------------------------------------------------------

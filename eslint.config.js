@@ -21,6 +21,12 @@ export const BOUNDARIES = [
     allowed: ['src/**/*store.ts', 'src/**/storage.ts', 'src/**/db.ts', 'src/streams/log/lmdb.ts'],
     use: 'a store module (src/automation/db.ts, src/streams/storage.ts, *store.ts)',
   },
+  {
+    module: '@nats-io',
+    // The JetStream backend's adapters: the log, the consumer-group state, the shared connection.
+    allowed: ['src/streams/log/jetstream*.ts', 'src/streams/groups/*jetstream*.ts', 'src/streams/nats/**'],
+    use: 'the JetStream adapters (src/streams/log/jetstream.ts, src/streams/nats/connection.ts)',
+  },
   { module: 'pino', allowed: ['src/core/log.ts'], use: 'src/core/log.ts (createLogger, type Logger)' },
   {
     module: 'ajv',

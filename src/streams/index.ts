@@ -1,5 +1,6 @@
-// The streams service: topic logs, durable produce and consumer groups on LMDB behind the
-// Kafka-REST-style HTTP API. Stateful, so the core starts it on front-end thread 0 only.
+// The streams service: topic logs, durable produce and consumer groups behind the
+// Kafka-REST-style HTTP API. The log is LMDB on this machine (default) or NATS JetStream shared by
+// several nodes (STREAMS_BACKEND). Stateful, so the core starts it on front-end thread 0 only.
 
 import { join } from 'node:path';
 import { startHttpServer } from '../core/http/index.js';
@@ -8,8 +9,10 @@ import { ConsumerGroups } from './groups/coordinator.js';
 import { GroupStore } from './groups/store.js';
 import { streamsErrorBody } from './http/errors.js';
 import { buildRouter } from './http/routes.js';
+import { JetStreamTopicLog } from './log/jetstream.js';
 import { LmdbTopicLog } from './log/lmdb.js';
 import { Partitioner } from './log/partitioner.js';
+import type { TopicLog } from './log/types.js';
 import { loadStreamsSettings } from './settings.js';
 import { openStreamsEnvironment } from './storage.js';
 
@@ -35,7 +38,25 @@ export async function startStreams(
   const settings = loadStreamsSettings(ctx.env);
   const log = ctx.log.child({ service: 'streams' });
   const root = openStreamsEnvironment(join(ctx.core.dataDir, 'streams'));
-  const topicLog = new LmdbTopicLog(root);
+  let topicLog: TopicLog;
+  try {
+    topicLog =
+      settings.nats !== undefined
+        ? await JetStreamTopicLog.open(settings.nats, {
+            name: 'sluice-streams',
+            onRetry: (error) => log.warn({ err: error.message }, 'JetStream not ready yet; retrying'),
+          })
+        : new LmdbTopicLog(root);
+  } catch (error) {
+    await root.close();
+    throw error;
+  }
+  if (settings.nats !== undefined) {
+    log.info(
+      { servers: settings.nats.servers, replicas: settings.nats.replicas, prefix: settings.nats.prefix },
+      'streams log on NATS JetStream',
+    );
+  }
   const groups = new ConsumerGroups(
     topicLog,
     new GroupStore(root),

@@ -2,9 +2,35 @@
 // (documented in docs/streams.md); a bad value stops the start naming the variable.
 // STREAMS_HOST and STREAMS_PORT are read by the core (CoreSettings.streams).
 
+import { accessSync, constants } from 'node:fs';
 import { SettingsError, type EnvReader } from '../core/settings/index.js';
 
+export type StreamsBackend = 'lmdb' | 'jetstream';
+export const STREAMS_BACKENDS: readonly StreamsBackend[] = ['lmdb', 'jetstream'];
+
+/** Where and how the JetStream backend connects (present only with STREAMS_BACKEND=jetstream). */
+export interface NatsSettings {
+  /** nats:// or tls:// URLs; the client picks one and fails over to the others. */
+  readonly servers: readonly string[];
+  readonly user: string | undefined;
+  readonly password: string | undefined;
+  readonly token: string | undefined;
+  /** A NATS .creds file (user JWT + NKey seed), e.g. from `nsc`. */
+  readonly credsFile: string | undefined;
+  readonly tls:
+    { readonly caFile?: string; readonly certFile?: string; readonly keyFile?: string } | undefined;
+  /** Replicas of every stream and key-value bucket the service creates (1..5). */
+  readonly replicas: number;
+  /** First part of every stream, subject and bucket name, so several deployments share a cluster. */
+  readonly prefix: string;
+  /** Longest a JetStream operation (an append with its retries, a read) may take before a 503. */
+  readonly timeoutMs: number;
+}
+
 export interface StreamsSettings {
+  readonly backend: StreamsBackend;
+  /** Set when backend is jetstream. */
+  readonly nats: NatsSettings | undefined;
   /** Advertised base for `base_uri` (behind a proxy); otherwise built from the request's Host. */
   readonly publicUrl: string | undefined;
   readonly defaultPartitions: number;
@@ -27,7 +53,10 @@ export function loadStreamsSettings(env: EnvReader): StreamsSettings {
   const maxPartitions = env.int('STREAMS_MAX_PARTITIONS', 1024, { min: 1, max: 1_000_000 });
   const fetchTimeoutMaxMs = env.duration('STREAMS_FETCH_TIMEOUT_MAX', 30_000);
   const fetchMaxBytesLimit = env.int('STREAMS_FETCH_MAX_BYTES_LIMIT', 64 * 1024 * 1024, { min: 1024 });
+  const backend = env.enumeration('STREAMS_BACKEND', STREAMS_BACKENDS, 'lmdb');
   const settings: StreamsSettings = {
+    backend,
+    nats: backend === 'jetstream' ? loadNatsSettings(env) : undefined,
     publicUrl: normalisePublicUrl(env.optionalString('STREAMS_PUBLIC_URL')),
     defaultPartitions: env.int('STREAMS_DEFAULT_PARTITIONS', 1, { min: 1, max: maxPartitions }),
     maxPartitions,
@@ -62,6 +91,107 @@ export function loadStreamsSettings(env: EnvReader): StreamsSettings {
     );
   }
   return Object.freeze(settings);
+}
+
+const HIDDEN = '(hidden)';
+
+function loadNatsSettings(env: EnvReader): NatsSettings {
+  const servers = env.list('STREAMS_NATS_SERVERS');
+  if (servers.length === 0) {
+    throw new SettingsError(
+      'STREAMS_NATS_SERVERS',
+      '',
+      'comma-separated nats:// URLs (required with STREAMS_BACKEND=jetstream)',
+    );
+  }
+  for (const server of servers) {
+    let url: URL | undefined;
+    try {
+      url = new URL(server);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !['nats:', 'tls:'].includes(url.protocol) || url.hostname === '') {
+      throw new SettingsError('STREAMS_NATS_SERVERS', server, 'nats://host:port or tls://host:port URLs');
+    }
+    // Credentials belong in their own settings, where they are not printed with the URL.
+    if (url.username !== '' || url.password !== '') {
+      throw new SettingsError(
+        'STREAMS_NATS_SERVERS',
+        HIDDEN,
+        'URLs without user or password (use STREAMS_NATS_USER/STREAMS_NATS_PASSWORD or STREAMS_NATS_TOKEN)',
+      );
+    }
+  }
+  const user = env.optionalString('STREAMS_NATS_USER');
+  const password = env.optionalString('STREAMS_NATS_PASSWORD');
+  const token = env.optionalString('STREAMS_NATS_TOKEN');
+  const credsFile = env.optionalString('STREAMS_NATS_CREDS');
+  if ((user === undefined) !== (password === undefined)) {
+    throw new SettingsError(
+      user === undefined ? 'STREAMS_NATS_USER' : 'STREAMS_NATS_PASSWORD',
+      '',
+      'STREAMS_NATS_USER and STREAMS_NATS_PASSWORD set together',
+    );
+  }
+  const methods = [user !== undefined, token !== undefined, credsFile !== undefined].filter(Boolean).length;
+  if (methods > 1) {
+    throw new SettingsError(
+      'STREAMS_NATS_TOKEN',
+      HIDDEN,
+      'one way to authenticate: STREAMS_NATS_USER/STREAMS_NATS_PASSWORD, STREAMS_NATS_TOKEN or STREAMS_NATS_CREDS',
+    );
+  }
+  if (credsFile !== undefined) readable('STREAMS_NATS_CREDS', credsFile);
+  const caFile = env.optionalString('STREAMS_NATS_TLS_CA');
+  const certFile = env.optionalString('STREAMS_NATS_TLS_CERT');
+  const keyFile = env.optionalString('STREAMS_NATS_TLS_KEY');
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new SettingsError(
+      certFile === undefined ? 'STREAMS_NATS_TLS_CERT' : 'STREAMS_NATS_TLS_KEY',
+      '',
+      'STREAMS_NATS_TLS_CERT and STREAMS_NATS_TLS_KEY set together (a client certificate and its key)',
+    );
+  }
+  if (caFile !== undefined) readable('STREAMS_NATS_TLS_CA', caFile);
+  if (certFile !== undefined) readable('STREAMS_NATS_TLS_CERT', certFile);
+  if (keyFile !== undefined) readable('STREAMS_NATS_TLS_KEY', keyFile);
+  const tls =
+    caFile !== undefined || certFile !== undefined
+      ? {
+          ...(caFile !== undefined ? { caFile } : {}),
+          ...(certFile !== undefined ? { certFile } : {}),
+          ...(keyFile !== undefined ? { keyFile } : {}),
+        }
+      : undefined;
+  const prefix = env.string('STREAMS_NATS_PREFIX', 'sluice');
+  // Stream and bucket names allow letters, digits, - and _; subjects split on dots.
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(prefix)) {
+    throw new SettingsError('STREAMS_NATS_PREFIX', prefix, '1 to 32 letters, digits, - or _');
+  }
+  const timeoutMs = env.duration('STREAMS_NATS_TIMEOUT', 5_000);
+  if (timeoutMs < 100) {
+    throw new SettingsError('STREAMS_NATS_TIMEOUT', `${timeoutMs}ms`, 'at least 100ms');
+  }
+  return Object.freeze({
+    servers: Object.freeze(servers),
+    user,
+    password,
+    token,
+    credsFile,
+    tls,
+    replicas: env.int('STREAMS_REPLICAS', 1, { min: 1, max: 5 }),
+    prefix,
+    timeoutMs,
+  });
+}
+
+function readable(variable: string, path: string): void {
+  try {
+    accessSync(path, constants.R_OK);
+  } catch {
+    throw new SettingsError(variable, path, 'a readable file');
+  }
 }
 
 function normalisePublicUrl(value: string | undefined): string | undefined {

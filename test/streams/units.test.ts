@@ -209,3 +209,71 @@ test('settings: defaults, and bad values name the variable', () => {
     'https://streams.example.com',
   );
 });
+
+test('settings: the JetStream backend and its NATS settings', () => {
+  assert.equal(loadStreamsSettings(new EnvReader({})).backend, 'lmdb');
+  assert.equal(loadStreamsSettings(new EnvReader({})).nats, undefined);
+  const js = loadStreamsSettings(
+    new EnvReader({
+      STREAMS_BACKEND: 'jetstream',
+      STREAMS_NATS_SERVERS: 'nats://a:4222, tls://b:4222',
+      STREAMS_NATS_USER: 'sluice',
+      STREAMS_NATS_PASSWORD: 'secret',
+      STREAMS_REPLICAS: '3',
+      STREAMS_NATS_PREFIX: 'prod_1',
+      STREAMS_NATS_TIMEOUT: '2s',
+    }),
+  );
+  assert.equal(js.backend, 'jetstream');
+  assert.deepEqual(js.nats?.servers, ['nats://a:4222', 'tls://b:4222']);
+  assert.equal(js.nats?.user, 'sluice');
+  assert.equal(js.nats?.replicas, 3);
+  assert.equal(js.nats?.prefix, 'prod_1');
+  assert.equal(js.nats?.timeoutMs, 2000);
+  const defaults = loadStreamsSettings(
+    new EnvReader({ STREAMS_BACKEND: 'jetstream', STREAMS_NATS_SERVERS: 'nats://127.0.0.1:4222' }),
+  ).nats!;
+  assert.equal(defaults.replicas, 1);
+  assert.equal(defaults.prefix, 'sluice');
+  assert.equal(defaults.timeoutMs, 5000);
+  const base = { STREAMS_BACKEND: 'jetstream', STREAMS_NATS_SERVERS: 'nats://127.0.0.1:4222' };
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ STREAMS_BACKEND: 'kafka' }, 'STREAMS_BACKEND'],
+    [{ STREAMS_BACKEND: 'jetstream' }, 'STREAMS_NATS_SERVERS'],
+    [{ ...base, STREAMS_NATS_SERVERS: 'http://x:4222' }, 'STREAMS_NATS_SERVERS'],
+    [{ ...base, STREAMS_NATS_SERVERS: 'nats://u:p@x:4222' }, 'STREAMS_NATS_SERVERS'],
+    [{ ...base, STREAMS_NATS_USER: 'u' }, 'STREAMS_NATS_PASSWORD'],
+    [{ ...base, STREAMS_NATS_PASSWORD: 'p' }, 'STREAMS_NATS_USER'],
+    [
+      { ...base, STREAMS_NATS_USER: 'u', STREAMS_NATS_PASSWORD: 'p', STREAMS_NATS_TOKEN: 't' },
+      'STREAMS_NATS_TOKEN',
+    ],
+    [{ ...base, STREAMS_NATS_CREDS: '/nonexistent/sluice.creds' }, 'STREAMS_NATS_CREDS'],
+    [{ ...base, STREAMS_NATS_TLS_CERT: '/nonexistent/cert.pem' }, 'STREAMS_NATS_TLS_KEY'],
+    [{ ...base, STREAMS_NATS_TLS_CA: '/nonexistent/ca.pem' }, 'STREAMS_NATS_TLS_CA'],
+    [{ ...base, STREAMS_REPLICAS: '0' }, 'STREAMS_REPLICAS'],
+    [{ ...base, STREAMS_REPLICAS: '6' }, 'STREAMS_REPLICAS'],
+    [{ ...base, STREAMS_NATS_PREFIX: 'a.b' }, 'STREAMS_NATS_PREFIX'],
+    [{ ...base, STREAMS_NATS_TIMEOUT: '10ms' }, 'STREAMS_NATS_TIMEOUT'],
+  ];
+  for (const [env, name] of bad) {
+    assert.throws(
+      () => loadStreamsSettings(new EnvReader(env)),
+      (e: unknown) => e instanceof SettingsError && e.message.includes(name),
+      name,
+    );
+  }
+  // Secrets never appear in the message.
+  assert.throws(
+    () =>
+      loadStreamsSettings(
+        new EnvReader({
+          ...base,
+          STREAMS_NATS_USER: 'u',
+          STREAMS_NATS_PASSWORD: 'p4ss',
+          STREAMS_NATS_TOKEN: 't0ken',
+        }),
+      ),
+    (e: unknown) => e instanceof SettingsError && !/p4ss|t0ken/.test(e.message),
+  );
+});

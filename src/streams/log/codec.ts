@@ -143,3 +143,23 @@ export function partitionEndKey(topicId: number, partition: number): Buffer {
   key.writeUInt32BE(partition, 4);
   return key;
 }
+
+/** One batch holding the records of several batches, in order (their bodies are copied as they are). */
+export function mergeBatches(batches: readonly Uint8Array[]): Buffer {
+  if (batches.length === 1) return asBuffer(batches[0]!);
+  let count = 0;
+  let size = BATCH_HEADER;
+  for (const b of batches) {
+    count += batchCount(b);
+    size += b.length - BATCH_HEADER;
+  }
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt8(BATCH_VERSION, 0);
+  out.writeUInt32LE(count, 1);
+  let at = BATCH_HEADER;
+  for (const b of batches) at += asBuffer(b).copy(out, at, BATCH_HEADER);
+  return out;
+}
+
+/** Bytes a batch adds to its records' own encodings. */
+export const BATCH_OVERHEAD = BATCH_HEADER;

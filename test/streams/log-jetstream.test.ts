@@ -18,7 +18,9 @@ if (!natsAvailable) {
     const cluster = await startNatsCluster(3);
     const settings = natsSettings(cluster.urls);
     return {
-      open: () => JetStreamTopicLog.open(settings),
+      // This node sends every append as its own message (several in flight per partition); the
+      // peer merges queued appends into one message, as by default.
+      open: () => JetStreamTopicLog.open(settings, { mergeBytes: 1 }),
       openPeer: () => JetStreamTopicLog.open(settings),
       destroy: () => cluster.stop(),
     };

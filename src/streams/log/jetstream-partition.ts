@@ -24,6 +24,8 @@ export const BASE_HEADER = 'Sluice-Base';
 export const COUNT_HEADER = 'Sluice-Count';
 /** The JetStream API's error for a failed `Nats-Expected-Last-Sequence`. */
 const WRONG_LAST_SEQUENCE = 10071;
+/** Messages of one partition in flight at once. */
+const PIPELINE = 4;
 /** Messages fetched together when reading forward. */
 const READ_WINDOW = 8;
 /** Remembered read positions (offset → sequence) per partition. */
@@ -34,8 +36,8 @@ export interface PartitionDeps {
   readonly jsm: JetStreamManager;
   readonly cache: BatchCache;
   readonly timeoutMs: number;
-  /** Largest message payload the servers take. */
-  readonly maxBatchBytes: number;
+  /** Queued appends are merged into one message up to this many bytes (at most max_payload). */
+  readonly mergeBytes: number;
   readonly nextMsgId: () => string;
   /** This node stored records up to `end` (exclusive) in message `seq`. */
   readonly appended: (end: number, seq: number) => void;
@@ -47,6 +49,14 @@ interface Pending {
   readonly deadline: number;
   readonly resolve: (base: number) => void;
   readonly reject: (error: unknown) => void;
+}
+
+interface Message {
+  readonly take: Pending[];
+  readonly count: number;
+  readonly data: Buffer;
+  readonly deadline: number;
+  readonly msgID: string;
 }
 
 interface Located extends CachedBatch {
@@ -110,40 +120,122 @@ export class PartitionLog {
     this.busy = true;
     try {
       while (this.queue.length > 0) {
-        const take: Pending[] = [];
-        let bytes = 0;
-        while (this.queue.length > 0) {
-          const head = this.queue[0]!;
-          if (take.length > 0 && bytes + head.batch.length > this.deps.maxBatchBytes) break;
-          this.queue.shift();
-          if (Date.now() >= head.deadline) {
-            // Never sent: failing it leaves nothing behind.
-            head.reject(unavailable(new Error('timed out waiting for earlier appends to the partition')));
-            continue;
-          }
-          take.push(head);
-          bytes += head.batch.length;
+        const messages: Message[] = [];
+        while (this.queue.length > 0 && messages.length < PIPELINE) {
+          const message = this.nextMessage();
+          if (message) messages.push(message);
         }
-        if (take.length === 0) continue;
-        const count = take.reduce((n, p) => n + p.count, 0);
-        const data = mergeBatches(take.map((p) => p.batch));
-        try {
-          let base = await this.publish(data, count, Math.min(...take.map((p) => p.deadline)));
-          for (const p of take) {
-            p.resolve(base);
-            base += p.count;
+        if (messages.length === 0) continue;
+        const bases = await this.send(messages);
+        messages.forEach((message, i) => {
+          const base = bases[i]!;
+          if (typeof base !== 'number') {
+            for (const p of message.take) p.reject(unavailable(base.error));
+            return;
           }
-        } catch (error) {
-          for (const p of take) p.reject(unavailable(error));
-        }
+          let at = base;
+          for (const p of message.take) {
+            p.resolve(at);
+            at += p.count;
+          }
+        });
       }
     } finally {
       this.busy = false;
     }
   }
 
-  private async publish(data: Buffer, count: number, deadline: number): Promise<number> {
-    const msgID = this.deps.nextMsgId();
+  /** The queued appends that fit in one message (group commit); undefined when all had expired. */
+  private nextMessage(): Message | undefined {
+    const take: Pending[] = [];
+    let bytes = 0;
+    while (this.queue.length > 0) {
+      const head = this.queue[0]!;
+      if (take.length > 0 && bytes + head.batch.length > this.deps.mergeBytes) break;
+      this.queue.shift();
+      if (Date.now() >= head.deadline) {
+        // Never sent: failing it leaves nothing behind.
+        head.reject(unavailable(new Error('timed out waiting for earlier appends to the partition')));
+        continue;
+      }
+      take.push(head);
+      bytes += head.batch.length;
+    }
+    if (take.length === 0) return undefined;
+    return {
+      take,
+      count: take.reduce((n, p) => n + p.count, 0),
+      data: mergeBatches(take.map((p) => p.batch)),
+      deadline: Math.min(...take.map((p) => p.deadline)),
+      msgID: this.deps.nextMsgId(),
+    };
+  }
+
+  /**
+   * Publishes the messages in order, all in flight at once when the tail is known: each expects
+   * the sequence the one before it will get and, to be sure that it is that one (and not another
+   * node's message that took its place), that one's message id. What did not go through that
+   * way — a refusal, a lost answer — is published again one by one with the same message ids.
+   */
+  private async send(messages: readonly Message[]): Promise<Array<number | { error: unknown }>> {
+    const out: Array<number | { error: unknown }> = [];
+    let rest = messages;
+    if (this.known && messages.length > 1) {
+      let seq = this.lastSeq;
+      let next = this.next;
+      let previous: string | undefined;
+      const flights = messages.map((m) => {
+        const base = next;
+        const headers = natsHeaders();
+        headers.set(BASE_HEADER, String(base));
+        headers.set(COUNT_HEADER, String(m.count));
+        const ack = this.deps.js.publish(this.subject, m.data, {
+          msgID: m.msgID,
+          headers,
+          expect: {
+            lastSequence: seq,
+            streamName: this.stream,
+            ...(previous !== undefined ? { lastMsgID: previous } : {}),
+          },
+          timeout: Math.max(1, m.deadline - Date.now()),
+        });
+        seq += 1;
+        next += m.count;
+        previous = m.msgID;
+        return { base, ack };
+      });
+      const acks = await Promise.allSettled(flights.map((f) => f.ack));
+      let i = 0;
+      for (; i < acks.length; i++) {
+        const result = acks[i]!;
+        if (result.status !== 'fulfilled' || result.value.duplicate) break;
+        const { base } = flights[i]!;
+        const message = messages[i]!;
+        this.lastSeq = result.value.seq;
+        this.next = base + message.count;
+        this.deps.cache.put(this.stream, result.value.seq, {
+          base,
+          count: message.count,
+          data: message.data,
+        });
+        if (this.advance(this.next, result.value.seq)) this.deps.appended(this.next, result.value.seq);
+        out.push(base);
+      }
+      if (i < acks.length) this.known = false;
+      rest = messages.slice(i);
+    }
+    for (const m of rest) {
+      try {
+        out.push(await this.publish(m.data, m.count, m.deadline, m.msgID));
+      } catch (error) {
+        out.push({ error });
+      }
+    }
+    return out;
+  }
+
+  /** One message, retried until it is stored or the deadline passes. */
+  private async publish(data: Buffer, count: number, deadline: number, msgID: string): Promise<number> {
     let lastError: unknown = new Error('no attempt made');
     for (let attempt = 0; ; attempt++) {
       const left = deadline - Date.now();

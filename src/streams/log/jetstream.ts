@@ -39,6 +39,12 @@ export interface JetStreamLogOptions {
   /** Connection name shown by the NATS server (monitoring). */
   readonly name?: string;
   readonly startTimeoutMs?: number;
+  /**
+   * Appends queued for one partition are merged into one message up to this many bytes (default
+   * and most: the servers' max_payload). Smaller values make more, smaller messages; tests use 1
+   * so every append is its own message and several are in flight at once.
+   */
+  readonly mergeBytes?: number;
   /** Told about each failed attempt to start (for the service's log). */
   readonly onRetry?: (error: Error) => void;
 }
@@ -53,20 +59,24 @@ export class JetStreamTopicLog implements TopicLog {
   private notifications: Subscription | undefined;
   private closed = false;
   private readonly deps: PartitionDeps;
+  /** Largest batch one message can carry. */
+  private readonly maxBatchBytes: number;
 
   private constructor(
     private readonly nc: NatsConnection,
     private readonly jsm: JetStreamManager,
     private readonly registry: TopicRegistry,
     private readonly settings: NatsSettings,
+    mergeBytes: number | undefined,
   ) {
     const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
+    this.maxBatchBytes = maxPayload - HEADER_ROOM;
     this.deps = {
       js: jetstream(nc, { timeout: settings.timeoutMs }),
       jsm,
       cache: this.cache,
       timeoutMs: settings.timeoutMs,
-      maxBatchBytes: maxPayload - HEADER_ROOM,
+      mergeBytes: Math.min(mergeBytes ?? Infinity, this.maxBatchBytes),
       nextMsgId: () => `${this.writerId}.${++this.msgCounter}`,
       // Set per partition in partitionsOf (it needs the topic).
       appended: () => undefined,
@@ -108,7 +118,7 @@ export class JetStreamTopicLog implements TopicLog {
         settings.replicas,
         settings.timeoutMs,
       );
-      const log = new JetStreamTopicLog(nc, jsm, registry, settings);
+      const log = new JetStreamTopicLog(nc, jsm, registry, settings, options.mergeBytes);
       log.start();
       return log;
     } catch (error) {
@@ -210,11 +220,11 @@ export class JetStreamTopicLog implements TopicLog {
       bytes: encodeBatch(list),
     }));
     for (const batch of batches) {
-      if (batch.bytes.length > this.deps.maxBatchBytes) {
+      if (batch.bytes.length > this.maxBatchBytes) {
         throw new StreamsError(
           413,
           413,
-          `the records for partition ${batch.partition} take ${batch.bytes.length} bytes stored; one request's records for one partition must fit in one JetStream message (${this.deps.maxBatchBytes} bytes here: the servers' max_payload less room for headers). Send fewer records per request`,
+          `the records for partition ${batch.partition} take ${batch.bytes.length} bytes stored; one request's records for one partition must fit in one JetStream message (${this.maxBatchBytes} bytes here: the servers' max_payload less room for headers). Send fewer records per request`,
         );
       }
     }

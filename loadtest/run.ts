@@ -7,14 +7,16 @@
 // workers, wrk -t, h2load -t) · --grpc-procs K (grpc-js generator processes, default max(2, cores))
 // · --client NAME[,NAME] (autocannon, wrk, h2load, grpc-js; default: every available one that
 // fits the protocol, h2load preferred over grpc-js) · --server-threads N (SLUICE_THREADS)
-// · --no-ceiling · --list.
+// · --no-ceiling · --list · --pin (servers on core 0, this runner and its clients on core 1)
+// · --cpu-prof DIR (the Sluice server runs with V8's --cpu-prof into DIR; the top of each
+// profile is printed after the run).
 // Scenarios live in loadtest/scenarios/<name>.ts (see loadtest/types.ts). Every child process
 // is killed by pid when the run ends, fails or is interrupted; every client run is bounded.
 
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { cpus, tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   createUnaryClient,
@@ -32,6 +34,7 @@ import { resolveHttpLoad } from './clients/http-body.js';
 import type { ClientName, LoadOptions, LoadResult } from './clients/types.js';
 import { runWrk } from './clients/wrk.js';
 import { ECHO_LOAD, HELLO_LOAD, RLS_LOAD } from './defaults.js';
+import { profileTop, renderProfileTop } from './profile-top.js';
 import { freePort, startChild, waitForPortLine, waitUntilReady, type Child } from './process.js';
 import type { CeilingName, GrpcLoad, HttpLoad, Scenario, ScenarioFile } from './types.js';
 
@@ -49,6 +52,8 @@ interface Args {
   serverThreads: number | undefined;
   ceiling: boolean;
   list: boolean;
+  pin: boolean;
+  cpuProfDir: string | undefined;
 }
 
 function fail(message: string): never {
@@ -77,6 +82,8 @@ function parseArgs(argv: string[]): Args {
     serverThreads: undefined,
     ceiling: true,
     list: false,
+    pin: false,
+    cpuProfDir: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -119,6 +126,15 @@ function parseArgs(argv: string[]): Args {
       case '--list':
         args.list = true;
         break;
+      case '--pin':
+        args.pin = true;
+        break;
+      case '--cpu-prof': {
+        const dir = value();
+        if (!dir || dir.startsWith('--')) fail('--cpu-prof needs a directory');
+        args.cpuProfDir = resolve(dir);
+        break;
+      }
       default:
         if (a.startsWith('-')) fail(`unknown option ${a}`);
         if (args.scenario) fail(`only one scenario per run (got ${args.scenario} and ${a})`);
@@ -136,6 +152,20 @@ function listScenarios(): string[] {
 }
 
 // ---- targets -------------------------------------------------------------------------------
+
+/** How server processes are started: pinned to core 0 with --pin, with extra node flags. */
+interface ServerLaunch {
+  pin: boolean;
+  nodeArgs: string[];
+}
+
+function serverCommand(launch: ServerLaunch, args: string[]): { command: string; args: string[] } {
+  const node = [...launch.nodeArgs, ...args];
+  // taskset execs node in place, so the pid the runner stops is node's own.
+  return launch.pin
+    ? { command: 'taskset', args: ['-c', '0', process.execPath, ...node] }
+    : { command: process.execPath, args: node };
+}
 
 interface Target {
   label: string;
@@ -162,7 +192,11 @@ function ceilingLoad(name: CeilingName, scenarioLoad: HttpLoad | GrpcLoad | unde
   return ECHO_LOAD;
 }
 
-function ceilingTarget(name: CeilingName, scenarioLoad: HttpLoad | GrpcLoad | undefined): Target {
+function ceilingTarget(
+  name: CeilingName,
+  scenarioLoad: HttpLoad | GrpcLoad | undefined,
+  launch: ServerLaunch,
+): Target {
   return {
     label: `ceiling ${name}`,
     kind: 'ceiling',
@@ -171,8 +205,11 @@ function ceilingTarget(name: CeilingName, scenarioLoad: HttpLoad | GrpcLoad | un
     async start() {
       const child = startChild({
         name: `ceiling ${name}`,
-        command: process.execPath,
-        args: ['--import', 'tsx', join(here, 'ceilings', `${name}.ts`)],
+        ...serverCommand({ ...launch, nodeArgs: [] }, [
+          '--import',
+          'tsx',
+          join(here, 'ceilings', `${name}.ts`),
+        ]),
         env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn' },
         cwd: root,
       });
@@ -182,7 +219,12 @@ function ceilingTarget(name: CeilingName, scenarioLoad: HttpLoad | GrpcLoad | un
   };
 }
 
-function scenarioTarget(name: string, scenario: Scenario, serverThreads: number | undefined): Target {
+function scenarioTarget(
+  name: string,
+  scenario: Scenario,
+  serverThreads: number | undefined,
+  launch: ServerLaunch,
+): Target {
   const spec = scenario.server!;
   return {
     label: `scenario ${name}`,
@@ -209,8 +251,7 @@ function scenarioTarget(name: string, scenario: Scenario, serverThreads: number 
           throw new Error(`scenario ${name}: target ${spec.target} is not one of portEnv`);
         const child = startChild({
           name: `sluice ${spec.args.join(' ')}`,
-          command: process.execPath,
-          args: [join(root, 'bin', 'sluice.js'), ...spec.args],
+          ...serverCommand(launch, [join(root, 'bin', 'sluice.js'), ...spec.args]),
           env,
           cwd: root,
         });
@@ -427,9 +468,24 @@ async function main(): Promise<void> {
   };
   const startedAt = new Date();
 
+  if (args.pin) {
+    if (!onPath('taskset')) fail('--pin needs taskset (util-linux)');
+    if (cpus().length < 2) fail('--pin needs at least 2 cores');
+    // This runner (autocannon's workers, wrk, h2load and the grpc-js generators inherit it) on
+    // core 1; every server is started on core 0.
+    const pinned = spawnSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+    if (pinned.status !== 0) fail('taskset could not pin the runner to core 1');
+  }
+  const launch: ServerLaunch = { pin: args.pin, nodeArgs: [] };
+  if (args.cpuProfDir) {
+    mkdirSync(args.cpuProfDir, { recursive: true });
+    launch.nodeArgs = ['--cpu-prof', `--cpu-prof-dir=${args.cpuProfDir}`];
+  }
+  const profilesBefore = new Set(args.cpuProfDir ? readdirSync(args.cpuProfDir) : []);
+
   const targets: Target[] = [];
   if ('ceilingsOnly' in file) {
-    for (const c of file.ceilingsOnly) targets.push(ceilingTarget(c, undefined));
+    for (const c of file.ceilingsOnly) targets.push(ceilingTarget(c, undefined, launch));
   } else {
     if (!file.server) fail(`scenario ${args.scenario} has no server and is not a ceilings-only scenario`);
     // The server runs from dist/: build once up front so the build is not part of a timed start.
@@ -443,8 +499,8 @@ async function main(): Promise<void> {
       { cwd: root, stdio: 'inherit' },
     );
     if (build.status !== 0) fail('build failed');
-    if (args.ceiling) targets.push(ceilingTarget(file.ceiling, file.load));
-    targets.push(scenarioTarget(args.scenario, file, args.serverThreads));
+    if (args.ceiling) targets.push(ceilingTarget(file.ceiling, file.load, launch));
+    targets.push(scenarioTarget(args.scenario, file, args.serverThreads, launch));
   }
 
   const reports: TargetReport[] = [];
@@ -484,6 +540,18 @@ async function main(): Promise<void> {
   }
 
   printTable(reports);
+  if (args.cpuProfDir) {
+    for (const f of readdirSync(args.cpuProfDir).sort()) {
+      if (!f.endsWith('.cpuprofile') || profilesBefore.has(f)) continue;
+      const path = join(args.cpuProfDir, f);
+      // Only the load window of the scenario server (its clients ran one after another).
+      const scenarioClients = reports.find((r) => r.kind === 'scenario')?.results.length ?? 1;
+      const top = profileTop(path, 15, root, scenarioClients * args.durationS * 1000);
+      process.stdout.write(
+        `profile ${path} (last ${scenarioClients * args.durationS} s)\n${renderProfileTop(top)}\n\n`,
+      );
+    }
+  }
   if (skippedClients.size > 0) process.stdout.write(`clients not used: ${[...skippedClients].join(', ')}\n`);
   if (!available.wrk)
     process.stdout.write(

@@ -38,9 +38,17 @@ export type Match =
   | { kind: 'method-not-allowed'; allow: string[] }
   | { kind: 'not-found' };
 
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
 export class Router {
   private readonly root = newNode();
   private readonly wsRoutes: WebSocketRoute[] = [];
+  /**
+   * Nodes of patterns without `:param` or `*`, by pattern: a request path equal to one of them
+   * ends at that node in the trie walk too (static segments are tried first at every level), so
+   * the hot fixed paths skip splitting and walking.
+   */
+  private readonly staticNodes = new Map<string, Node>();
 
   route(method: string, pattern: string, handler: Handler, options: RouteOptions = {}): this {
     if (!pattern.startsWith('/')) throw new Error(`route pattern must start with '/': ${pattern}`);
@@ -70,6 +78,7 @@ export class Router {
       }
     }
     addRoute(node.routes, { method: method.toUpperCase(), pattern, handler, options, paramNames });
+    if (paramNames.length === 0) this.staticNodes.set(pattern, node);
     return this;
   }
 
@@ -113,6 +122,12 @@ export class Router {
   }
 
   match(method: string, path: string): Match {
+    const fixed = this.staticNodes.get(path);
+    if (fixed !== undefined) {
+      const route = fixed.routes.get(method) ?? (method === 'HEAD' ? fixed.routes.get('GET') : undefined);
+      if (route) return { kind: 'found', route, params: NO_PARAMS };
+      return { kind: 'method-not-allowed', allow: allowOf(fixed.routes) };
+    }
     const segments = splitPath(path);
     const values: string[] = [];
     const node = this.walk(this.root, segments, 0, values);

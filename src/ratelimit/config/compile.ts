@@ -18,6 +18,12 @@ interface MutableLevel {
   wildcards: DescriptorNode[];
 }
 
+/** Hands out rule and node ids in load order. */
+interface Counters {
+  rules: number;
+  nodes: number;
+}
+
 /** Config unit names accepted, upper-cased, like the upstream enum lookup (UNKNOWN excluded). */
 export function parseUnit(text: string): Unit | undefined {
   const upper = text.toUpperCase();
@@ -32,6 +38,7 @@ export function nearThreshold(requestsPerUnit: number, ratio: number): number {
 export function compileRuleSet(documents: readonly YamlDomainConfig[], options: CompileOptions): RuleSet {
   const roots = new Map<string, MutableLevel>();
   const lines: string[] = [];
+  const ids: Counters = { rules: 0, nodes: 0 };
   for (const doc of documents) {
     let root = roots.get(doc.domain);
     if (root) {
@@ -41,7 +48,7 @@ export function compileRuleSet(documents: readonly YamlDomainConfig[], options: 
       root = { exact: new Map(), wildcards: [] };
       roots.set(doc.domain, root);
     }
-    loadLevel(doc, root, `${doc.domain}.`, doc.descriptors, false, false, options, lines);
+    loadLevel(doc, root, `${doc.domain}.`, doc.descriptors, false, false, options, lines, ids);
   }
   const domains = new Map<string, DomainRules>();
   for (const [domain, root] of roots) domains.set(domain, Object.freeze({ domain, root: freezeLevel(root) }));
@@ -50,6 +57,8 @@ export function compileRuleSet(documents: readonly YamlDomainConfig[], options: 
     files: Object.freeze(documents.map((d) => d.file)),
     loadedAtMs: options.nowMs ?? Date.now(),
     dump: lines.map((l) => l + '\n').join(''),
+    ruleCount: ids.rules,
+    nodeCount: ids.nodes,
   });
 }
 
@@ -71,6 +80,7 @@ function loadLevel(
   inheritedDynamic: boolean,
   options: CompileOptions,
   dump: string[],
+  ids: Counters,
 ): void {
   for (const d of descriptors) {
     if (d.key === '') throw new ConfigError(doc.file, 'descriptor has empty key', parentKey.slice(0, -1));
@@ -97,8 +107,10 @@ function loadLevel(
           throw new ConfigError(doc.file, 'replaces should not contain name of same descriptor', path);
       }
       const effectiveUnit = rl.unlimited ? Unit.UNKNOWN : unit!;
+      const requestsPerUnit = rl.unlimited ? 0 : rl.requestsPerUnit;
       rule = Object.freeze({
-        requestsPerUnit: rl.unlimited ? 0 : rl.requestsPerUnit,
+        id: ids.rules++,
+        requestsPerUnit,
         unit: effectiveUnit,
         divider: UNIT_SECONDS[effectiveUnit] ?? 0,
         unlimited: rl.unlimited,
@@ -109,7 +121,8 @@ function loadLevel(
         fullKey: path,
         detailedMetric: detailed,
         dynamicMetric: dynamic,
-        nearThreshold: nearThreshold(rl.unlimited ? 0 : rl.requestsPerUnit, options.nearLimitRatio),
+        nearThreshold: nearThreshold(requestsPerUnit, options.nearLimitRatio),
+        currentLimit: Object.freeze({ requestsPerUnit, unit: effectiveUnit, name: rl.name }),
       });
       dump.push(
         `${path}: unit=${UNIT_NAMES[effectiveUnit]} requests_per_unit=${rule.requestsPerUnit}, shadow_mode: ${d.shadowMode}, quota_mode: ${d.quotaMode}`,
@@ -125,10 +138,11 @@ function loadLevel(
     let children: Level | undefined;
     if (d.descriptors.length > 0) {
       const child: MutableLevel = { exact: new Map(), wildcards: [] };
-      loadLevel(doc, child, path + '.', d.descriptors, detailed, dynamic, options, dump);
+      loadLevel(doc, child, path + '.', d.descriptors, detailed, dynamic, options, dump, ids);
       children = freezeLevel(child);
     }
     const node: DescriptorNode = Object.freeze({
+      id: ids.nodes++,
       key: d.key,
       value: d.value,
       finalKey,

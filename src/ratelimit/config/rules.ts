@@ -1,10 +1,12 @@
 // The compiled, immutable rule set: one prefix tree per domain. Each level maps the composite
 // `key_value` (or `key`) to a node and keeps the wildcard nodes of the level in load order.
 
-import type { Unit } from '../types.js';
+import type { CurrentLimit, Unit } from '../types.js';
 import type { WildcardMatcher } from './wildcard.js';
 
 export interface Rule {
+  /** Index of the rule in its rule set (0 … ruleCount − 1); -1 for a request's limit override. */
+  readonly id: number;
   readonly requestsPerUnit: number;
   readonly unit: Unit;
   /** Window length in seconds (0 for unlimited). */
@@ -23,9 +25,13 @@ export interface Rule {
   readonly dynamicMetric: boolean;
   /** Near-limit threshold, computed once in float32 like the upstream. */
   readonly nearThreshold: number;
+  /** The status's `currentLimit`, built once: every status of this rule shares it (frozen). */
+  readonly currentLimit: Readonly<CurrentLimit>;
 }
 
 export interface DescriptorNode {
+  /** Index of the node in its rule set (0 … nodeCount − 1), for per-node tables built from it. */
+  readonly id: number;
   readonly key: string;
   readonly value: string;
   /** `key` or `key_value`, as configured (wildcards kept). */
@@ -59,4 +65,7 @@ export interface RuleSet {
   readonly loadedAtMs: number;
   /** One line per rule, the /rlconfig format. */
   readonly dump: string;
+  /** Rules and descriptor nodes in the set: the bounds of their `id`s. */
+  readonly ruleCount: number;
+  readonly nodeCount: number;
 }

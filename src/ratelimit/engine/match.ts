@@ -5,17 +5,19 @@
 import type { DescriptorNode, DomainRules, Rule } from '../config/rules.js';
 import type { DescriptorEntry } from '../types.js';
 
-export interface RuleMatch {
-  rule: Rule;
-  /** The matched node of every level, for cache and metric keys. */
-  path: DescriptorNode[];
-}
-
-export function matchRule(domain: DomainRules, entries: readonly DescriptorEntry[]): RuleMatch | undefined {
+/**
+ * The rule for `entries`, or undefined. The matched node of every level is written to
+ * `path[0 … entries.length − 1]` (for cache and metric keys): the caller passes a buffer it
+ * reuses, so a decision allocates no path.
+ */
+export function matchRule(
+  domain: DomainRules,
+  entries: readonly DescriptorEntry[],
+  path: DescriptorNode[],
+): Rule | undefined {
   const n = entries.length;
   if (n === 0) return undefined;
   let level = domain.root;
-  const path: DescriptorNode[] = [];
   for (let i = 0; i < n; i++) {
     const entry = entries[i]!;
     let node: DescriptorNode | undefined;
@@ -23,9 +25,10 @@ export function matchRule(domain: DomainRules, entries: readonly DescriptorEntry
       const composite = entry.key + '_' + entry.value;
       node = level.exact.get(composite);
       if (node === undefined) {
-        for (const candidate of level.wildcards) {
-          if (candidate.wildcard!(composite)) {
-            node = candidate;
+        const wildcards = level.wildcards;
+        for (let w = 0; w < wildcards.length; w++) {
+          if (wildcards[w]!.wildcard!(composite)) {
+            node = wildcards[w];
             break;
           }
         }
@@ -33,8 +36,8 @@ export function matchRule(domain: DomainRules, entries: readonly DescriptorEntry
     }
     if (node === undefined) node = level.exact.get(entry.key);
     if (node === undefined) return undefined;
-    path.push(node);
-    if (i === n - 1) return node.rule ? { rule: node.rule, path } : undefined;
+    path[i] = node;
+    if (i === n - 1) return node.rule;
     if (node.children === undefined) return undefined;
     level = node.children;
   }
@@ -42,19 +45,24 @@ export function matchRule(domain: DomainRules, entries: readonly DescriptorEntry
 }
 
 /** The statistic key of a matched rule (upstream FullKey with detailed_metric / value_to_metric). */
-export function metricKeyOf(domain: string, match: RuleMatch, entries: readonly DescriptorEntry[]): string {
-  const { rule, path } = match;
+export function metricKeyOf(
+  domain: string,
+  rule: Rule,
+  path: readonly DescriptorNode[],
+  entries: readonly DescriptorEntry[],
+): string {
   if (!rule.dynamicMetric) return rule.fullKey;
+  const n = entries.length;
   let key = domain;
   if (rule.detailedMetric) {
-    for (let i = 0; i < path.length; i++) {
+    for (let i = 0; i < n; i++) {
       const node = path[i]!;
       const e = entries[i]!;
       key += '.' + (node.shareThreshold ? node.finalKey : e.value === '' ? e.key : e.key + '_' + e.value);
     }
     return key;
   }
-  for (let i = 0; i < path.length; i++) {
+  for (let i = 0; i < n; i++) {
     const node = path[i]!;
     key +=
       '.' +

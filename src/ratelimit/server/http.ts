@@ -1,7 +1,6 @@
 // The HTTP front end of the service (every front-end thread): `POST /json` and
 // `GET /healthcheck`. Public routes, as upstream: the spec shows no authentication here.
 
-import { isUtf8 } from 'node:buffer';
 import type { Logger } from '../../core/log.js';
 import type { HealthRegistry } from '../../core/health.js';
 import {
@@ -11,9 +10,8 @@ import {
   type HttpResponse,
   type HttpServerHandle,
 } from '../../core/http/index.js';
-import { RateLimitRequestError, Code, type RateLimitRequest, type RateLimitResponse } from '../types.js';
 import type { Decider } from './decider.js';
-import { decodeRequest, encodeResponse, JsonRequestError } from './json-codec.js';
+import { answerJson, type JsonAnswer } from './json-endpoint.js';
 
 export const errorBody = (e: { status: number; code: string; message: string; requestId: string }) => ({
   code: e.code,
@@ -39,30 +37,17 @@ export function ratelimitRouter(decider: Decider, health: HealthRegistry): Route
       // on the hot path with the memory store (a network store's promise is awaited below).
       req.readBody((bodyError, raw) => {
         if (bodyError) throw bodyError;
-        // Go's protojson refuses invalid UTF-8; decoding it with replacement characters would
-        // count the request under a different descriptor value. One native scan of the body.
-        if (!isUtf8(raw)) throw new HttpError(400, 'bad_request', 'request body is not valid UTF-8');
-        let request;
-        try {
-          request = decodeRequest(JSON.parse(raw.toString('utf8')) as unknown);
-        } catch (error) {
-          if (error instanceof SyntaxError)
-            throw new HttpError(400, 'bad_request', `request body is not valid JSON: ${error.message}`);
-          if (error instanceof JsonRequestError) throw new HttpError(400, 'bad_request', error.message);
-          throw error;
-        }
-        const result = decide(decider, request, req.headers['traceparent']);
-        if (result instanceof Promise) {
-          result.then(
-            (response) => answer(res, response),
+        const answer = answerJson(decider, raw, req.headers['traceparent']);
+        if (answer instanceof Promise) {
+          answer.then(
+            (a) => send(res, a),
             (error: unknown) => {
-              const failure = asHttpError(error);
-              if (failure instanceof HttpError) res.error(failure.status, failure.code, failure.message);
-              else res.error(500, 'internal', `rate limit decision failed: ${String(failure)}`);
+              if (error instanceof HttpError) res.error(error.status, error.code, error.message);
+              else res.error(500, 'internal', `rate limit decision failed: ${String(error)}`);
             },
           );
         } else {
-          answer(res, result);
+          send(res, answer);
         }
       });
     },
@@ -86,31 +71,8 @@ export function ratelimitRouter(decider: Decider, health: HealthRegistry): Route
   return router;
 }
 
-function decide(
-  decider: Decider,
-  request: RateLimitRequest,
-  traceparent: string | undefined,
-): RateLimitResponse | Promise<RateLimitResponse> {
-  try {
-    return decider.decide(request, 'json', traceparent);
-  } catch (error) {
-    throw asHttpError(error);
-  }
-}
-
-/** Refused calls are the caller's problem (empty domain, no configuration …): 400 with the
- * upstream text, never a 5xx for anything the request contained; a failed store is a 500. */
-function asHttpError(error: unknown): unknown {
-  if (error instanceof RateLimitRequestError && error.kind === 'store_error')
-    return new HttpError(500, 'store_unavailable', error.message);
-  if (error instanceof RateLimitRequestError) return new HttpError(400, 'bad_request', error.message);
-  return error;
-}
-
-function answer(res: HttpResponse, response: RateLimitResponse): void {
-  res
-    .header('content-type', 'application/json')
-    .send(encodeResponse(response), response.overallCode === Code.OVER_LIMIT ? 429 : 200);
+function send(res: HttpResponse, answer: JsonAnswer): void {
+  res.header('content-type', 'application/json').send(answer.body, answer.status);
 }
 
 export function startRatelimitHttp(options: RatelimitHttpOptions): Promise<HttpServerHandle> {

@@ -23,27 +23,20 @@ export class JsonRequestError extends CodedError {
 
 type Obj = Record<string, unknown>;
 
-interface Fields {
-  get(name: string): unknown;
+function object(value: unknown, where: string): Obj {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new JsonRequestError(`${where}: expected a JSON object`);
+  return value as Obj;
 }
 
-/** The object's fields under canonical names; null values dropped (protojson: null = absent). */
-function fields(value: unknown, where: string, allowed: Record<string, string>): Fields {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new JsonRequestError(`${where}: expected a JSON object`);
-  }
-  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-  const seen: Record<string, true> = Object.create(null) as Record<string, true>;
-  const obj = value as Obj;
-  for (const name in obj) {
-    const canonical = Object.prototype.hasOwnProperty.call(allowed, name) ? allowed[name] : undefined;
-    if (canonical === undefined) throw new JsonRequestError(`${where}: unknown field "${name}"`);
-    if (seen[canonical]) throw new JsonRequestError(`${where}: field "${canonical}" given twice`);
-    seen[canonical] = true;
-    const v = obj[name];
-    if (v !== null) out[canonical] = v;
-  }
-  return { get: (name) => out[name] };
+function unknownField(where: string, name: string): never {
+  throw new JsonRequestError(`${where}: unknown field "${name}"`);
+}
+
+/** Marks a canonical field as seen (a bit in `seen`); the same field under both names is refused. */
+function once(seen: number, bit: number, where: string, canonical: string): number {
+  if (seen & bit) throw new JsonRequestError(`${where}: field "${canonical}" given twice`);
+  return seen | bit;
 }
 
 function str(value: unknown, where: string): string {
@@ -69,27 +62,8 @@ function list(value: unknown, where: string): unknown[] {
   return value;
 }
 
-const REQUEST_FIELDS = {
-  domain: 'domain',
-  descriptors: 'descriptors',
-  hitsAddend: 'hitsAddend',
-  hits_addend: 'hitsAddend',
-};
-const DESCRIPTOR_FIELDS = {
-  entries: 'entries',
-  limit: 'limit',
-  hitsAddend: 'hitsAddend',
-  hits_addend: 'hitsAddend',
-};
-const ENTRY_FIELDS = { key: 'key', value: 'value' };
-const LIMIT_FIELDS = {
-  requestsPerUnit: 'requestsPerUnit',
-  requests_per_unit: 'requestsPerUnit',
-  unit: 'unit',
-};
-
-/** envoy.type.v3.RateLimitUnit names (the override's enum). */
-const OVERRIDE_UNITS: Record<string, number> = {
+/** envoy.type.v3.RateLimitUnit names (the override's enum); no prototype, so `toString` is no unit. */
+const OVERRIDE_UNITS: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, {
   UNKNOWN: 0,
   SECOND: 1,
   MINUTE: 2,
@@ -98,7 +72,7 @@ const OVERRIDE_UNITS: Record<string, number> = {
   MONTH: 5,
   YEAR: 6,
   WEEK: 7,
-};
+});
 
 function unit(value: unknown, where: string): number {
   if (value === undefined) return Unit.UNKNOWN;
@@ -111,55 +85,171 @@ function unit(value: unknown, where: string): number {
   throw new JsonRequestError(`${where}: expected a unit name or number`);
 }
 
+// The decoder walks JSON.parse's output directly: one pass over each object's own names (unknown
+// and doubled names are refused before any value is looked at, in the order the names came),
+// then the values in a fixed order, so the first error reported for a body never depends on
+// anything but the body.
+
 export function decodeRequest(body: unknown): RateLimitRequest {
-  const f = fields(body, 'request', REQUEST_FIELDS);
-  const descriptors = list(f.get('descriptors'), 'descriptors').map((d, i): RequestDescriptor => {
-    const where = `descriptors[${i}]`;
-    const df = fields(d, where, DESCRIPTOR_FIELDS);
-    const entries = list(df.get('entries'), `${where}.entries`).map((e, j): DescriptorEntry => {
-      const ef = fields(e, `${where}.entries[${j}]`, ENTRY_FIELDS);
-      return {
-        key: str(ef.get('key'), `${where}.entries[${j}].key`),
-        value: str(ef.get('value'), `${where}.entries[${j}].value`),
-      };
-    });
-    const out: RequestDescriptor = { entries };
-    const limit = df.get('limit');
-    if (limit !== undefined) {
-      const lf = fields(limit, `${where}.limit`, LIMIT_FIELDS);
-      out.limit = {
-        requestsPerUnit: uint(lf.get('requestsPerUnit'), `${where}.limit.requestsPerUnit`, 0xffffffff) ?? 0,
-        unit: unit(lf.get('unit'), `${where}.limit.unit`),
-      };
+  const obj = object(body, 'request');
+  let domainValue: unknown;
+  let descriptorsValue: unknown;
+  let hitsValue: unknown;
+  let seen = 0;
+  for (const name in obj) {
+    const v = obj[name];
+    switch (name) {
+      case 'domain':
+        seen = once(seen, 1, 'request', 'domain');
+        if (v !== null) domainValue = v;
+        break;
+      case 'descriptors':
+        seen = once(seen, 2, 'request', 'descriptors');
+        if (v !== null) descriptorsValue = v;
+        break;
+      case 'hitsAddend':
+      case 'hits_addend':
+        seen = once(seen, 4, 'request', 'hitsAddend');
+        if (v !== null) hitsValue = v;
+        break;
+      default:
+        unknownField('request', name);
     }
-    // UInt64Value maps to a bare number or string in JSON; present means "use it", even 0.
-    const hits = uint(df.get('hitsAddend'), `${where}.hitsAddend`, Number.MAX_SAFE_INTEGER);
-    if (hits !== undefined) out.hitsAddend = hits;
-    return out;
-  });
-  const request: RateLimitRequest = { domain: str(f.get('domain'), 'domain'), descriptors };
-  const hits = uint(f.get('hitsAddend'), 'hitsAddend', 0xffffffff);
+  }
+  const items = list(descriptorsValue, 'descriptors');
+  const descriptors: RequestDescriptor[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) descriptors[i] = decodeDescriptor(items[i], i);
+  const request: RateLimitRequest = { domain: str(domainValue, 'domain'), descriptors };
+  const hits = uint(hitsValue, 'hitsAddend', 0xffffffff);
   if (hits !== undefined) request.hitsAddend = hits;
   return request;
 }
 
-function encodeStatus(s: DescriptorStatus): Obj {
-  const out: Obj = { code: CODE_NAMES[s.code] };
-  if (s.currentLimit) {
-    const limit: Obj = {};
-    if (s.currentLimit.requestsPerUnit !== 0) limit.requestsPerUnit = s.currentLimit.requestsPerUnit;
-    if (s.currentLimit.unit !== Unit.UNKNOWN) limit.unit = UNIT_NAMES[s.currentLimit.unit];
-    if (s.currentLimit.name !== '') limit.name = s.currentLimit.name;
-    out.currentLimit = limit;
+function decodeDescriptor(value: unknown, i: number): RequestDescriptor {
+  const where = `descriptors[${i}]`;
+  const obj = object(value, where);
+  let entriesValue: unknown;
+  let limitValue: unknown;
+  let hitsValue: unknown;
+  let seen = 0;
+  for (const name in obj) {
+    const v = obj[name];
+    switch (name) {
+      case 'entries':
+        seen = once(seen, 1, where, 'entries');
+        if (v !== null) entriesValue = v;
+        break;
+      case 'limit':
+        seen = once(seen, 2, where, 'limit');
+        if (v !== null) limitValue = v;
+        break;
+      case 'hitsAddend':
+      case 'hits_addend':
+        seen = once(seen, 4, where, 'hitsAddend');
+        if (v !== null) hitsValue = v;
+        break;
+      default:
+        unknownField(where, name);
+    }
   }
-  if (s.limitRemaining !== 0) out.limitRemaining = s.limitRemaining;
-  if (s.durationUntilReset !== undefined) out.durationUntilReset = `${s.durationUntilReset}s`;
+  const items = list(entriesValue, `${where}.entries`);
+  const entries: DescriptorEntry[] = new Array(items.length);
+  for (let j = 0; j < items.length; j++) entries[j] = decodeEntry(items[j], `${where}.entries[${j}]`);
+  const out: RequestDescriptor = { entries };
+  if (limitValue !== undefined) out.limit = decodeLimit(limitValue, `${where}.limit`);
+  // UInt64Value maps to a bare number or string in JSON; present means "use it", even 0.
+  const hits = uint(hitsValue, `${where}.hitsAddend`, Number.MAX_SAFE_INTEGER);
+  if (hits !== undefined) out.hitsAddend = hits;
   return out;
 }
 
+function decodeEntry(value: unknown, where: string): DescriptorEntry {
+  const obj = object(value, where);
+  let key: unknown;
+  let val: unknown;
+  let seen = 0;
+  for (const name in obj) {
+    const v = obj[name];
+    if (name === 'key') {
+      seen = once(seen, 1, where, 'key');
+      if (v !== null) key = v;
+    } else if (name === 'value') {
+      seen = once(seen, 2, where, 'value');
+      if (v !== null) val = v;
+    } else {
+      unknownField(where, name);
+    }
+  }
+  // Fast path: both strings (the common case) skip the checks' calls.
+  if (typeof key === 'string' && typeof val === 'string') return { key, value: val };
+  return { key: str(key, `${where}.key`), value: str(val, `${where}.value`) };
+}
+
+function decodeLimit(value: unknown, where: string): { requestsPerUnit: number; unit: number } {
+  const obj = object(value, where);
+  let rpu: unknown;
+  let unitValue: unknown;
+  let seen = 0;
+  for (const name in obj) {
+    const v = obj[name];
+    if (name === 'requestsPerUnit' || name === 'requests_per_unit') {
+      seen = once(seen, 1, where, 'requestsPerUnit');
+      if (v !== null) rpu = v;
+    } else if (name === 'unit') {
+      seen = once(seen, 2, where, 'unit');
+      if (v !== null) unitValue = v;
+    } else {
+      unknownField(where, name);
+    }
+  }
+  return {
+    requestsPerUnit: uint(rpu, `${where}.requestsPerUnit`, 0xffffffff) ?? 0,
+    unit: unit(unitValue, `${where}.unit`),
+  };
+}
+
+// The encoder writes the text directly (no object graph for JSON.stringify to walk): names and
+// header texts go through JSON.stringify for escaping, numbers are integers.
+
+const CODE_JSON = CODE_NAMES.map((name) => `"${name}"`);
+
+function encodeStatus(s: DescriptorStatus): string {
+  let out = '{"code":' + CODE_JSON[s.code];
+  const limit = s.currentLimit;
+  if (limit) {
+    let fields = '';
+    if (limit.requestsPerUnit !== 0) fields = '"requestsPerUnit":' + limit.requestsPerUnit;
+    if (limit.unit !== Unit.UNKNOWN)
+      fields += (fields ? ',"unit":"' : '"unit":"') + UNIT_NAMES[limit.unit] + '"';
+    if (limit.name !== '') fields += (fields ? ',"name":' : '"name":') + JSON.stringify(limit.name);
+    out += ',"currentLimit":{' + fields + '}';
+  }
+  if (s.limitRemaining !== 0) out += ',"limitRemaining":' + s.limitRemaining;
+  if (s.durationUntilReset !== undefined) out += ',"durationUntilReset":"' + s.durationUntilReset + 's"';
+  return out + '}';
+}
+
 export function encodeResponse(r: RateLimitResponse): string {
-  const out: Obj = { overallCode: CODE_NAMES[r.overallCode] };
-  if (r.statuses.length > 0) out.statuses = r.statuses.map(encodeStatus);
-  if (r.responseHeadersToAdd.length > 0) out.responseHeadersToAdd = r.responseHeadersToAdd;
-  return JSON.stringify(out);
+  let out = '{"overallCode":' + CODE_JSON[r.overallCode];
+  const statuses = r.statuses;
+  if (statuses.length > 0) {
+    out += ',"statuses":[' + encodeStatus(statuses[0]!);
+    for (let i = 1; i < statuses.length; i++) out += ',' + encodeStatus(statuses[i]!);
+    out += ']';
+  }
+  const headers = r.responseHeadersToAdd;
+  if (headers.length > 0) {
+    out += ',"responseHeadersToAdd":[';
+    for (let i = 0; i < headers.length; i++) {
+      const h = headers[i]!;
+      out +=
+        (i > 0 ? ',{"key":' : '{"key":') +
+        JSON.stringify(h.key) +
+        ',"value":' +
+        JSON.stringify(h.value) +
+        '}';
+    }
+    out += ']';
+  }
+  return out + '}';
 }

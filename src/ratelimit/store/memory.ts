@@ -14,8 +14,9 @@
 // expired one within MAX_PROBE slots, the table is full: the op is UNTRACKED (the engine lets
 // the request through) and the full counter in the header goes up.
 
+import { randomBytes } from 'node:crypto';
 import type { WindowAlgorithm } from '../settings/index.js';
-import { fingerprint, type Fingerprint } from './hash.js';
+import { KeyHasher, type HashBases } from './key-hash.js';
 import { UNTRACKED, type CounterOp, type CounterStore, type Counts } from './types.js';
 
 const MAGIC = 0x534c5243; // "SLRC"
@@ -25,6 +26,9 @@ const H_CAPACITY = 1;
 const H_FULL = 2;
 const H_KEYS = 3;
 const H_REUSED = 4;
+/** The key hash's two random odd bases (key-hash.ts), shared by every thread. */
+const H_BASE_A = 5;
+const H_BASE_B = 6;
 const SLOT = 8;
 const BUSY = 0xffffffff;
 const MAX_PROBE = 128;
@@ -54,6 +58,10 @@ export function createMemoryStoreBuffer(maxKeys: number): SharedArrayBuffer {
   const words = new Uint32Array(sab);
   words[H_MAGIC] = MAGIC;
   words[H_CAPACITY] = roundCapacity(maxKeys);
+  const seed = randomBytes(8);
+  // Odd and not 1: an even base loses the early units of long keys, 1 ignores their order.
+  words[H_BASE_A] = (seed.readUInt32LE(0) | 1) === 1 ? 0x01000193 : seed.readUInt32LE(0) | 1;
+  words[H_BASE_B] = (seed.readUInt32LE(4) | 1) === 1 ? 0x5bd1e995 : seed.readUInt32LE(4) | 1;
   return sab;
 }
 
@@ -69,7 +77,9 @@ export class MemoryCounterStore implements CounterStore {
   private readonly words: Uint32Array;
   private readonly mask: number;
   private readonly capacity: number;
-  private readonly fp: Fingerprint = { a: 0, b: 0 };
+  /** Bases of the key hash; the engine hashes constant key parts with them once. */
+  readonly bases: HashBases;
+  private readonly hasher: KeyHasher;
 
   constructor(
     buffer: SharedArrayBuffer,
@@ -80,6 +90,8 @@ export class MemoryCounterStore implements CounterStore {
       throw new Error('memory store buffer was not created by createMemoryStoreBuffer');
     this.capacity = this.words[H_CAPACITY]!;
     this.mask = this.capacity - 1;
+    this.bases = Object.freeze({ a: this.words[H_BASE_A]! | 0, b: this.words[H_BASE_B]! | 0 });
+    this.hasher = new KeyHasher(this.bases);
   }
 
   increment(ops: readonly CounterOp[], nowMs: number): Counts {
@@ -120,7 +132,18 @@ export class MemoryCounterStore implements CounterStore {
 
   /** Count after adding `hits` (weighted with the previous window when sliding), or UNTRACKED. */
   incrementOne(key: string, divider: number, hits: number, nowMs: number): number {
-    const base = this.findSlot(key, divider, nowMs, true);
+    const h = this.hasher.reset().text(key);
+    return this.incrementHashed(h.fingerprintA(divider), h.fingerprintB(divider), divider, hits, nowMs);
+  }
+
+  peekOne(key: string, divider: number, nowMs: number): number {
+    const h = this.hasher.reset().text(key);
+    return this.peekHashed(h.fingerprintA(divider), h.fingerprintB(divider), divider, nowMs);
+  }
+
+  /** incrementOne for a key already hashed (KeyHasher.fingerprintA/B with the divider as salt). */
+  incrementHashed(fpA: number, fpB: number, divider: number, hits: number, nowMs: number): number {
+    const base = this.findSlot(fpA, fpB, divider, nowMs, true);
     if (base < 0) {
       Atomics.add(this.words, H_FULL, 1);
       return UNTRACKED;
@@ -131,8 +154,8 @@ export class MemoryCounterStore implements CounterStore {
     return current + this.weightedPrevious(base, window, divider, nowMs);
   }
 
-  peekOne(key: string, divider: number, nowMs: number): number {
-    const base = this.findSlot(key, divider, nowMs, false);
+  peekHashed(fpA: number, fpB: number, divider: number, nowMs: number): number {
+    const base = this.findSlot(fpA, fpB, divider, nowMs, false);
     if (base < 0) return 0;
     const w = this.words;
     const window = Math.floor(nowMs / 1000 / divider);
@@ -186,10 +209,9 @@ export class MemoryCounterStore implements CounterStore {
   }
 
   /** Word index of the key's slot; claims an empty or expired slot when `claim`; -1 when none. */
-  private findSlot(key: string, divider: number, nowMs: number, claim: boolean): number {
+  private findSlot(fpA: number, fpB: number, divider: number, nowMs: number, claim: boolean): number {
     const w = this.words;
-    const fp = fingerprint(key, divider, this.fp);
-    let index = (fp.b >>> 1) & this.mask;
+    let index = (fpB >>> 1) & this.mask;
     let reusable = -1;
     let reusableA = 0;
     for (let probe = 0; probe < MAX_PROBE; probe++) {
@@ -198,11 +220,11 @@ export class MemoryCounterStore implements CounterStore {
       for (let spins = 0; a === BUSY && spins < MAX_SPIN; spins++) a = Atomics.load(w, base);
       if (a === 0) {
         if (!claim) return -1;
-        if (reusable >= 0 && this.claim(reusable, reusableA, fp, divider)) {
+        if (reusable >= 0 && this.claim(reusable, reusableA, fpA, fpB, divider)) {
           Atomics.add(w, H_REUSED, 1);
           return reusable;
         }
-        if (this.claim(base, 0, fp, divider)) {
+        if (this.claim(base, 0, fpA, fpB, divider)) {
           Atomics.add(w, H_KEYS, 1);
           return base;
         }
@@ -210,7 +232,7 @@ export class MemoryCounterStore implements CounterStore {
         probe--;
         continue;
       }
-      if (a === fp.a && Atomics.load(w, base + 1) === fp.b && Atomics.load(w, base + 2) === divider)
+      if (a === fpA && Atomics.load(w, base + 1) === fpB && Atomics.load(w, base + 2) === divider)
         return base;
       if (claim && reusable < 0 && this.expired(base, nowMs)) {
         reusable = base;
@@ -218,22 +240,22 @@ export class MemoryCounterStore implements CounterStore {
       }
       index = (index + 1) & this.mask;
     }
-    if (reusable >= 0 && this.claim(reusable, reusableA, fp, divider)) {
+    if (reusable >= 0 && this.claim(reusable, reusableA, fpA, fpB, divider)) {
       Atomics.add(w, H_REUSED, 1);
       return reusable;
     }
     return -1;
   }
 
-  private claim(base: number, expectedA: number, fp: Fingerprint, divider: number): boolean {
+  private claim(base: number, expectedA: number, fpA: number, fpB: number, divider: number): boolean {
     const w = this.words;
     if (Atomics.compareExchange(w, base, expectedA, BUSY) !== expectedA) return false;
-    Atomics.store(w, base + 1, fp.b);
+    Atomics.store(w, base + 1, fpB);
     Atomics.store(w, base + 2, divider);
     // A reused slot may carry windows of another divider; clear them while the slot is BUSY
     // (lookups of any key spin on BUSY, so nobody reads half-reset buckets).
     for (let i = 4; i < SLOT; i++) Atomics.store(w, base + i, 0);
-    Atomics.store(w, base, fp.a);
+    Atomics.store(w, base, fpA);
     return true;
   }
 

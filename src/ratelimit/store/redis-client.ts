@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisSettings, TlsFiles } from '../settings/index.js';
+import { defineScripts } from './redis-scripts.js';
 
 export type RedisClient = Redis | Cluster;
 
@@ -43,6 +44,12 @@ function baseOptions(s: RedisSettings): RedisOptions {
 }
 
 export function createRedisClient(s: RedisSettings): RedisClient {
+  const client = newClient(s);
+  defineScripts(client);
+  return client;
+}
+
+function newClient(s: RedisSettings): RedisClient {
   const options = baseOptions(s);
   if (s.topology === 'cluster') {
     const { retryStrategy: _unused, ...redisOptions } = options;

@@ -1,11 +1,15 @@
 // The Redis counter store. Fixed mode sends exactly what the upstream service sends for every
 // counted descriptor — INCRBY key hits, then EXPIRE key (window + jitter) — so both services can
-// share one Redis during a migration. Sliding mode adds a GET of the previous window's key
-// (see window-keys.ts). Commands of concurrent decisions share pipelines (redis-pool.ts).
+// share one Redis during a migration. Sliding mode sends one script call per descriptor that
+// increments the current window's key, renews its expiry and reads the previous window's key
+// (window-keys.ts, redis-scripts.ts): one command, where INCRBY + EXPIRE + GET were three, so a
+// sliding decision costs the client no more than a fixed one. Commands of concurrent decisions
+// share pipelines (redis-pool.ts).
 
 import type { WindowAlgorithm } from '../settings/index.js';
 import type { LocalOverLimitCache } from './local-cache.js';
 import { RedisStoreError, type Cmd, type RedisPipeliner } from './redis-pool.js';
+import { SLIDING_INCREMENT } from './redis-scripts.js';
 import type { CounterOp, CounterStore, Counts } from './types.js';
 import { expirySeconds, overLimitUntil, planWindow, slidingCount, type WindowPlan } from './window-keys.js';
 
@@ -24,12 +28,15 @@ export class RedisCounterStore implements CounterStore {
   private readonly random: () => number;
   private lastHealthy: boolean;
   private readonly listeners = new Set<(healthy: boolean) => void>();
+  /** Cluster: both sliding keys of a descriptor in one slot (the script touches both). */
+  private readonly hashTag: boolean;
 
   constructor(
     readonly pool: RedisPipeliner,
     private readonly options: RedisStoreOptions,
   ) {
     this.random = options.random ?? Math.random;
+    this.hashTag = pool.settings.topology === 'cluster';
     this.lastHealthy = this.healthy();
     pool.onChange(() => {
       const now = this.healthy();
@@ -57,18 +64,17 @@ export class RedisCounterStore implements CounterStore {
     const cmds: Cmd[] = [];
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i]!;
-      const plan = planWindow(op.key, op.divider, nowMs, algorithm);
+      const plan = planWindow(op.key, op.divider, nowMs, algorithm, this.hashTag);
       if (localCache && op.limit !== undefined && localCache.has(plan.current, nowMs)) {
         // Reported as over without a store increment, as the upstream's local cache does.
         out[i] = op.limit + Math.max(op.hits, 1);
         continue;
       }
       plans[i] = plan;
-      cmds.push(
-        ['incrby', plan.current, op.hits],
-        ['expire', plan.current, expirySeconds(op.divider, algorithm, jitterMaxSeconds, this.random)],
-      );
-      if (plan.previous !== undefined) cmds.push(['get', plan.previous]);
+      const expiry = expirySeconds(op.divider, algorithm, jitterMaxSeconds, this.random);
+      if (plan.previous !== undefined)
+        cmds.push([SLIDING_INCREMENT.name, plan.current, plan.previous, op.hits, expiry]);
+      else cmds.push(['incrby', plan.current, op.hits], ['expire', plan.current, expiry]);
     }
     if (cmds.length === 0) return Promise.resolve(out);
     return this.pool.submit(cmds).then((replies) => {
@@ -76,10 +82,18 @@ export class RedisCounterStore implements CounterStore {
       for (let i = 0; i < ops.length; i++) {
         const plan = plans[i];
         if (plan === undefined) continue;
-        const current = toCount(replies[r]);
-        r += 2;
+        let current: number;
         let previous = 0;
-        if (plan.previous !== undefined) previous = toCount(replies[r++]);
+        if (plan.previous !== undefined) {
+          const pair = replies[r++];
+          if (!Array.isArray(pair) || pair.length !== 2)
+            throw new RedisStoreError(`redis: unexpected reply ${JSON.stringify(pair)} for a sliding window`);
+          current = toCount(pair[0]);
+          previous = toCount(pair[1]);
+        } else {
+          current = toCount(replies[r]);
+          r += 2;
+        }
         const count = plan.previous !== undefined ? slidingCount(current, previous, plan, nowMs) : current;
         out[i] = count;
         const limit = ops[i]!.limit;
@@ -91,7 +105,9 @@ export class RedisCounterStore implements CounterStore {
   }
 
   peek(ops: readonly CounterOp[], nowMs: number): Promise<Counts> {
-    const plans = ops.map((op) => planWindow(op.key, op.divider, nowMs, this.options.algorithm));
+    const plans = ops.map((op) =>
+      planWindow(op.key, op.divider, nowMs, this.options.algorithm, this.hashTag),
+    );
     const cmds: Cmd[] = [];
     for (const plan of plans) {
       cmds.push(['get', plan.current]);

@@ -5,7 +5,9 @@
 // seconds>` to that key — without it a minute limit's previous window and an hour limit's
 // current window of one descriptor would share a key — increments the current window's key,
 // only reads the previous window's key, and counts current + previous × (the part of the
-// previous window still inside the sliding interval).
+// previous window still inside the sliding interval). Where both keys must share a Redis
+// Cluster slot (one script touches both), `hashTag` wraps the common part in `{…}`: the slot
+// is then computed from the text up to the first `}` after the leading `{`, which both keys share.
 
 import type { WindowAlgorithm } from '../settings/index.js';
 
@@ -23,11 +25,13 @@ export function planWindow(
   divider: number,
   nowMs: number,
   algorithm: WindowAlgorithm,
+  hashTag = false,
 ): WindowPlan {
   const nowS = Math.floor(nowMs / 1000);
   const start = nowS - (nowS % divider);
   if (algorithm === 'sliding') {
     const suffix = `_s${divider}`;
+    if (hashTag) key = '{' + key + '}';
     return {
       current: key + start + suffix,
       previous: key + (start - divider) + suffix,

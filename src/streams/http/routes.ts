@@ -15,6 +15,7 @@ import { BODY_TYPES, PLAIN_JSON, STREAMS_JSON, negotiate } from './media.js';
 import { registerConfluentRoutes } from './confluent/routes.js';
 import { isKafkaRecordsBody } from './confluent/media.js';
 import { appendRecords } from './produce.js';
+import { registerPositionRoutes } from './positions.js';
 import { pushHandlers } from './push.js';
 import { renderRecords } from './render.js';
 import {
@@ -255,44 +256,14 @@ export function buildRouter(deps: StreamsDeps): Router {
     }),
     READ,
   );
-  router.get(
-    `${INSTANCE}/positions`,
-    handler(async (req, res) => {
-      const type = negotiate(req.headers.accept, false);
-      sendJson(res, type, { offsets: await groups.positionsOf(instanceOf(req)) });
-    }),
-    READ,
-  );
-  router.post(
-    `${INSTANCE}/positions`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      await groups.seek(instance, parseOffsets(await req.json(BODY_TYPES), true)!);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
-  router.post(
-    `${INSTANCE}/positions/beginning`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      await groups.seekToBeginning(instance, parsePartitions(await req.json(BODY_TYPES), true)!);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
-  router.post(
-    `${INSTANCE}/positions/end`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      await groups.seekToEnd(instance, parsePartitions(await req.json(BODY_TYPES), true)!);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
+  registerPositionRoutes(router, {
+    instancePath: INSTANCE,
+    bodyTypes: BODY_TYPES,
+    groups,
+    instanceOf,
+    sendPositions: (req, res, offsets) => sendJson(res, negotiate(req.headers.accept, false), { offsets }),
+    options: READ,
+  });
 
   // --- push consume -------------------------------------------------------------------------
   router.ws(`${INSTANCE}/ws`, pushHandlers(groups, settings), {

@@ -11,6 +11,7 @@ import type { TopicInfo } from '../../log/types.js';
 import { optionalJson } from '../body.js';
 import { createInstance, fetchRecords } from '../consumers.js';
 import { handler } from '../errors.js';
+import { registerPositionRoutes } from '../positions.js';
 import { appendRecords } from '../produce.js';
 import { renderRecords } from '../render.js';
 import type { StreamsDeps } from '../routes.js';
@@ -288,41 +289,14 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
     }),
     READ,
   );
-  router.get(
-    `${INSTANCE}/positions`,
-    handler(async (req, res) => send(req, res, { offsets: await groups.positionsOf(instanceOf(req)) })),
-    READ,
-  );
-  router.post(
-    `${INSTANCE}/positions`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      await groups.seek(instance, parseOffsets(await req.json(KAFKA_BODY_TYPES), true)!);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
-  router.post(
-    `${INSTANCE}/positions/beginning`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      await groups.seekToBeginning(instance, parsePartitions(await req.json(KAFKA_BODY_TYPES), true)!);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
-  router.post(
-    `${INSTANCE}/positions/end`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      await groups.seekToEnd(instance, parsePartitions(await req.json(KAFKA_BODY_TYPES), true)!);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
+  registerPositionRoutes(router, {
+    instancePath: INSTANCE,
+    bodyTypes: KAFKA_BODY_TYPES,
+    groups,
+    instanceOf,
+    sendPositions: (req, res, offsets) => send(req, res, { offsets }),
+    options: READ,
+  });
 
   return {
     produceTo: (topic) => handler((req, res) => produce(req, res, topic, undefined)),

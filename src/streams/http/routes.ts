@@ -15,14 +15,12 @@ import { BODY_TYPES, PLAIN_JSON, STREAMS_JSON, negotiate } from './media.js';
 import { registerConfluentRoutes } from './confluent/routes.js';
 import { isKafkaRecordsBody } from './confluent/media.js';
 import { appendRecords } from './produce.js';
-import { registerPositionRoutes } from './positions.js';
+import { registerOffsetRoutes } from './offsets.js';
 import { pushHandlers } from './push.js';
 import { renderRecords } from './render.js';
 import {
   checkName,
   parseConsumerConfig,
-  parseOffsets,
-  parsePartitions,
   parseProduce,
   parseSubscription,
   parseTopicCreation,
@@ -233,35 +231,13 @@ export function buildRouter(deps: StreamsDeps): Router {
   );
 
   // --- offsets and positions ----------------------------------------------------------------
-  router.post(
-    `${INSTANCE}/offsets`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      const offsets = parseOffsets(await optionalJson(req, BODY_TYPES), false);
-      // An empty body commits everything fetched so far (Confluent and Redpanda do the same).
-      if (offsets === undefined) groups.commitPositions(instance);
-      else await groups.commitOffsets(instance, offsets);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
-  router.get(
-    `${INSTANCE}/offsets`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      const partitions = parsePartitions(await optionalJson(req, BODY_TYPES), false);
-      const offsets = groups.committedOffsets(instance, partitions).map((o) => ({ ...o, metadata: '' }));
-      sendJson(res, negotiate(req.headers.accept, false), { offsets });
-    }),
-    READ,
-  );
-  registerPositionRoutes(router, {
+  registerOffsetRoutes(router, {
     instancePath: INSTANCE,
     bodyTypes: BODY_TYPES,
     groups,
     instanceOf,
-    sendPositions: (req, res, offsets) => sendJson(res, negotiate(req.headers.accept, false), { offsets }),
+    sendOffsets: (req, res, offsets) => sendJson(res, negotiate(req.headers.accept, false), { offsets }),
+    commitStatus: 204,
     options: READ,
   });
 

@@ -11,13 +11,12 @@ import type { TopicInfo } from '../../log/types.js';
 import { optionalJson } from '../body.js';
 import { createInstance, fetchRecords } from '../consumers.js';
 import { handler } from '../errors.js';
-import { registerPositionRoutes } from '../positions.js';
+import { registerOffsetRoutes } from '../offsets.js';
 import { appendRecords } from '../produce.js';
 import { renderRecords } from '../render.js';
 import type { StreamsDeps } from '../routes.js';
 import {
   parseConsumerConfig,
-  parseOffsets,
   parsePartitions,
   parseProduce,
   parseSubscription,
@@ -265,36 +264,14 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
   );
 
   // --- offsets and positions ----------------------------------------------------------------
-  router.post(
-    `${INSTANCE}/offsets`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      const offsets = parseOffsets(await optionalJson(req, KAFKA_BODY_TYPES), false);
-      // An empty body commits everything fetched so far (Confluent's rule).
-      if (offsets === undefined) groups.commitPositions(instance);
-      else await groups.commitOffsets(instance, offsets);
-      await groups.flush();
-      // Confluent documents 200 with no body here (the /streams path answers 204).
-      res.send(undefined, 200);
-    }),
-    READ,
-  );
-  router.get(
-    `${INSTANCE}/offsets`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      const partitions = parsePartitions(await optionalJson(req, KAFKA_BODY_TYPES), false);
-      const offsets = groups.committedOffsets(instance, partitions).map((o) => ({ ...o, metadata: '' }));
-      send(req, res, { offsets });
-    }),
-    READ,
-  );
-  registerPositionRoutes(router, {
+  registerOffsetRoutes(router, {
     instancePath: INSTANCE,
     bodyTypes: KAFKA_BODY_TYPES,
     groups,
     instanceOf,
-    sendPositions: (req, res, offsets) => send(req, res, { offsets }),
+    sendOffsets: (req, res, offsets) => send(req, res, { offsets }),
+    // Confluent documents 200 with no body for a commit.
+    commitStatus: 200,
     options: READ,
   });
 

@@ -1,0 +1,76 @@
+// The offset and position routes of a consumer instance (commit, read committed offsets, read
+// positions, seek, seek to beginning or end), shared by the /streams paths and the Confluent v2
+// paths: the same calls on the group coordinator, with each path's accepted body types and its
+// way of answering.
+
+import type { HttpRequest, HttpResponse, Router, RouteOptions } from '../../core/http/index.js';
+import type { ConsumerGroups, ConsumerInstance, OffsetEntry } from '../groups/coordinator.js';
+import { optionalJson } from './body.js';
+import { handler } from './errors.js';
+import { parseOffsets, parsePartitions } from './validate.js';
+
+export interface OffsetRoutes {
+  /** The instance path, e.g. `/consumers/:group/instances/:instance`. */
+  instancePath: string;
+  bodyTypes: readonly string[];
+  groups: ConsumerGroups;
+  instanceOf: (req: HttpRequest) => ConsumerInstance;
+  /** Answers `GET …/offsets` and `GET …/positions` with `{offsets}`. */
+  sendOffsets: (
+    req: HttpRequest,
+    res: HttpResponse,
+    offsets: ReadonlyArray<OffsetEntry & { metadata?: string }>,
+  ) => void;
+  /** Status of a successful commit: 204 on /streams, 200 (no body) as Confluent documents. */
+  commitStatus: 200 | 204;
+  options: RouteOptions;
+}
+
+export function registerOffsetRoutes(router: Router, p: OffsetRoutes): void {
+  const { groups, instanceOf, bodyTypes, options } = p;
+  router.post(
+    `${p.instancePath}/offsets`,
+    handler(async (req, res) => {
+      const instance = instanceOf(req);
+      const offsets = parseOffsets(await optionalJson(req, bodyTypes), false);
+      // An empty body commits everything fetched so far (Confluent and Redpanda do the same).
+      if (offsets === undefined) groups.commitPositions(instance);
+      else await groups.commitOffsets(instance, offsets);
+      await groups.flush();
+      res.send(undefined, p.commitStatus);
+    }),
+    options,
+  );
+  router.get(
+    `${p.instancePath}/offsets`,
+    handler(async (req, res) => {
+      const partitions = parsePartitions(await optionalJson(req, bodyTypes), false);
+      const offsets = groups.committedOffsets(instanceOf(req), partitions);
+      p.sendOffsets(
+        req,
+        res,
+        offsets.map((o) => ({ ...o, metadata: '' })),
+      );
+    }),
+    options,
+  );
+  router.get(
+    `${p.instancePath}/positions`,
+    handler(async (req, res) => p.sendOffsets(req, res, await groups.positionsOf(instanceOf(req)))),
+    options,
+  );
+  const seekRoute = (suffix: string, seek: (instance: ConsumerInstance, body: unknown) => Promise<void>) =>
+    router.post(
+      `${p.instancePath}/positions${suffix}`,
+      handler(async (req, res) => {
+        const instance = instanceOf(req);
+        await seek(instance, await req.json(bodyTypes));
+        await groups.flush();
+        res.send(undefined, 204);
+      }),
+      options,
+    );
+  seekRoute('', (instance, body) => groups.seek(instance, parseOffsets(body, true)!));
+  seekRoute('/beginning', (instance, body) => groups.seekToBeginning(instance, parsePartitions(body, true)!));
+  seekRoute('/end', (instance, body) => groups.seekToEnd(instance, parsePartitions(body, true)!));
+}

@@ -3,68 +3,7 @@
 // client promises and what the server is checked against are one definition. Type-only imports:
 // the client carries no schema code at run time.
 
-import type {
-  AbortFileUploadResponse,
-  AuthCheckResponse,
-  AutomationDetail,
-  AutomationSummary,
-  AutomationTriggersResponse,
-  AutomationType,
-  AutomationVersion,
-  AutomationsExperimentsListResponse,
-  AutomationsSyncResponse,
-  DatasetExample,
-  DatasetExampleExpectedFileList,
-  DatasetExampleExpectedFileRenameResponse,
-  DatasetExampleExpectedFileUploadResponse,
-  DatasetExampleInputFileList,
-  DatasetExampleInputFileRenameResponse,
-  DatasetExampleInputFileUploadResponse,
-  DatasetExampleList,
-  DatasetExampleMutation,
-  DatasetExampleUpdate,
-  DatasetImportResponse,
-  DeleteFileResponse,
-  EvalResult,
-  EvaluatorConfigResponse,
-  ExampleRunResponse,
-  ExecutionStatus,
-  Experiment,
-  ExperimentCreate,
-  ExperimentCreateResponse,
-  ExperimentDetail,
-  ExperimentRef,
-  File,
-  FilesUploadsCreateResponse,
-  ListAutomationVersionsResponse,
-  ListAutomationsResponse,
-  MultipartFileUploadFallback,
-  PresignedFileUploadSession,
-  PromoteRunRequest,
-  PromoteRunResponse,
-  Run,
-  RunAccepted,
-  RunArtifact,
-  RunArtifactsResponse,
-  RunCancelResponse,
-  RunEvent,
-  RunEventsResponse,
-  RunListItem,
-  RunReviewCorrection,
-  RunReviewDetail,
-  RunReviewExpectedArtifacts,
-  RunReviewExpectedFileMutationResponse,
-  RunReviewExpectedFileUpdateResponse,
-  RunReviewHealthResponse,
-  RunReviewRequest,
-  RunScoresResponse,
-  RunStartResponse,
-  RunStepsResponse,
-  RunTraceResponse,
-  RunUsage,
-  RunUsageResponse,
-  RunsListResponse,
-} from '../wire/index.js';
+import type { File, Run } from '../wire/index.js';
 
 export type {
   AbortFileUploadResponse,
@@ -127,7 +66,7 @@ export type {
   RunUsage,
   RunUsageResponse,
   RunsListResponse,
-};
+} from '../wire/index.js';
 
 export const TERMINAL_STATUSES: readonly string[] = ['completed', 'failed', 'cancelled', 'rejected'];
 

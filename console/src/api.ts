@@ -43,7 +43,7 @@ export async function request(path: string, options: ApiOptions = {}): Promise<R
   const headers: Record<string, string> = { ...options.headers };
   const key = storedKey();
   if (key) headers.authorization = `Bearer ${key}`;
-  let body: BodyInit | undefined;
+  let body: BodyInit | null = null;
   if (options.body instanceof FormData || options.body instanceof Blob || typeof options.body === 'string') {
     body = options.body;
   } else if (options.body !== undefined) {
@@ -52,7 +52,7 @@ export async function request(path: string, options: ApiOptions = {}): Promise<R
   }
   let response: Response;
   try {
-    response = await fetch(path, { method: options.method ?? 'GET', headers, body, signal: options.signal });
+    response = await fetch(path, { method: options.method ?? 'GET', headers, body, signal: options.signal ?? null });
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiFailure(0, 'unreachable', 'The service did not answer; it may be down.');

@@ -388,53 +388,47 @@ describe(
       assert.equal(gone.status, 404);
     });
 
-    test(
-      '(c) restart everything: the group resumes at its committed offsets',
-      {
-        skip: 'flaky: after every NATS server restarts, a node\'s group-state KV watch sometimes does not resume within the hang deadline (open bug, docs/streams.md "Not done / open")',
-      },
-      async () => {
-        assert.ok(ib, 'step (b) ran');
-        const before = await committed(ib);
-        assert.equal(before.size, 3);
-        await b.kill();
-        await a.kill();
-        for (const n of cluster.nodes) await n.kill();
-        for (const n of cluster.nodes) await n.restart();
-        await cluster.ready();
-        await Promise.all([a.start(), b.start()]);
+    test('(c) restart everything: the group resumes at its committed offsets', async () => {
+      assert.ok(ib, 'step (b) ran');
+      const before = await committed(ib);
+      assert.equal(before.size, 3);
+      await b.kill();
+      await a.kill();
+      for (const n of cluster.nodes) await n.kill();
+      for (const n of cluster.nodes) await n.restart();
+      await cluster.ready();
+      await Promise.all([a.start(), b.start()]);
 
-        // b's instance was resumed by b (same STREAMS_NODE_ID); a new instance joins on a.
-        await waitUntil(
-          'node b to resume its instance',
-          async () => (await call(b.url, 'GET', `${ib.path}/subscription`)).status === 200,
+      // b's instance was resumed by b (same STREAMS_NODE_ID); a new instance joins on a.
+      await waitUntil(
+        'node b to resume its instance',
+        async () => (await call(b.url, 'GET', `${ib.path}/subscription`)).status === 200,
+      );
+      const fresh: Rec[] = [];
+      const K = 90;
+      for (let i = 0; i < K / 10; i++) await produce(i % 2 === 0 ? a : b, 10, fresh, true);
+      const ia2 = await newConsumer(a, 'billing');
+      await waitForSplit([ia2, ib]);
+      const readsA2: Rec[] = [];
+      const readsB2: Rec[] = [];
+      const done = (): boolean => {
+        const seen = new Set([...readsA2, ...readsB2].map(at));
+        return fresh.every((r) => seen.has(at(r)));
+      };
+      const loop = (c: Consumer, into: Rec[]) =>
+        waitUntil(
+          `the group to read the ${K} records produced after the restart`,
+          async () => {
+            await consumeOnce(c, into);
+            return done();
+          },
+          { intervalMs: 0 },
         );
-        const fresh: Rec[] = [];
-        const K = 90;
-        for (let i = 0; i < K / 10; i++) await produce(i % 2 === 0 ? a : b, 10, fresh, true);
-        const ia2 = await newConsumer(a, 'billing');
-        await waitForSplit([ia2, ib]);
-        const readsA2: Rec[] = [];
-        const readsB2: Rec[] = [];
-        const done = (): boolean => {
-          const seen = new Set([...readsA2, ...readsB2].map(at));
-          return fresh.every((r) => seen.has(at(r)));
-        };
-        const loop = (c: Consumer, into: Rec[]) =>
-          waitUntil(
-            `the group to read the ${K} records produced after the restart`,
-            async () => {
-              await consumeOnce(c, into);
-              return done();
-            },
-            { intervalMs: 0 },
-          );
-        await Promise.all([loop(ia2, readsA2), loop(ib, readsB2)]);
-        const reads = [...readsA2, ...readsB2];
-        assertExactlyOnce(reads, fresh, 'after the restart');
-        for (const [p, first] of firstOffsets(reads))
-          assert.equal(first, before.get(p), `partition ${p} resumed at its committed offset`);
-      },
-    );
+      await Promise.all([loop(ia2, readsA2), loop(ib, readsB2)]);
+      const reads = [...readsA2, ...readsB2];
+      assertExactlyOnce(reads, fresh, 'after the restart');
+      for (const [p, first] of firstOffsets(reads))
+        assert.equal(first, before.get(p), `partition ${p} resumed at its committed offset`);
+    });
   },
 );

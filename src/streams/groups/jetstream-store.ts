@@ -17,6 +17,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { ErrorCodes, StreamsError } from '../errors.js';
 import { claimKey, memberKey, nodeKey, offsetKey, parseKey, positionsKey } from './kv-keys.js';
 import { NodeLiveness } from './liveness.js';
+import { BucketFollower, onReconnect } from '../nats/bucket-follower.js';
 import type { GroupMember, GroupStore, GroupStoreEvent, InstanceRecord, PartitionHolder } from './store.js';
 
 export const DEFAULT_GROUPS_BUCKET = 'sluice_streams_groups';
@@ -41,6 +42,11 @@ export interface JetStreamGroupStoreOptions {
   readonly now?: () => number;
   /** How long `flush()` waits for the watch to deliver acknowledged writes. */
   readonly visibleTimeoutMs?: number;
+  /**
+   * How long a revision JetStream reported may stay undelivered before the watch is started
+   * again (default 5 heartbeats, at least 2 s; see BucketFollower).
+   */
+  readonly watchStallMs?: number;
   /** Failures of background writes (heartbeats, hand-overs, expiry), for the log. */
   readonly onError?: (what: string, error: unknown) => void;
 }
@@ -79,13 +85,11 @@ export class JetStreamGroupStore implements GroupStore {
   private readonly liveness: NodeLiveness;
   private readonly onError: (what: string, error: unknown) => void;
   private failure: unknown;
-  private seen = 0;
   private acked = 0;
   private opened = false;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
-  private watcher: { stop(): void } | undefined;
-  private watching: Promise<void> = Promise.resolve();
+  private readonly follower: BucketFollower;
 
   private constructor(
     private readonly kv: KV,
@@ -94,6 +98,20 @@ export class JetStreamGroupStore implements GroupStore {
     this.nodeId = options.nodeId;
     this.liveness = new NodeLiveness(options.nodeTimeoutMs, options.now ?? (() => performance.now()));
     this.onError = options.onError ?? (() => undefined);
+    this.follower = new BucketFollower(kv, {
+      apply: (entry) => this.apply(entry),
+      delivered: () => this.wakeWaiters(),
+      replayed: (keys) => this.dropLost(keys),
+      onError: (what, error) => this.onError(`group state: ${what}`, error),
+      probeMs: options.heartbeatMs,
+      stallMs: options.watchStallMs ?? Math.max(5 * options.heartbeatMs, 2_000),
+      ...(options.now ? { now: options.now } : {}),
+    });
+  }
+
+  /** The newest revision of the bucket this node's copy holds. */
+  private get seen(): number {
+    return this.follower.seen;
   }
 
   /**
@@ -126,10 +144,9 @@ export class JetStreamGroupStore implements GroupStore {
   }
 
   private async start(): Promise<void> {
-    const last = (await this.kv.status()).streamInfo.state.last_seq;
-    const watcher = await this.kv.watch({ key: '>' });
-    this.watching = this.follow(watcher);
     // The watch starts with the last value of every key; the newest of them is `last`.
+    const last = await this.follower.start();
+    onReconnect(this.options.nc, () => this.follower.resync());
     await this.visible(last);
     this.opened = true;
     this.beat();
@@ -138,41 +155,6 @@ export class JetStreamGroupStore implements GroupStore {
       this.expireDeadNodes();
     }, this.options.heartbeatMs);
     this.timer.unref();
-  }
-
-  /**
-   * Applies the watch's entries in order. Should the watch end while the store is open (its
-   * consumer lost for good), a new one resumes after the last revision seen, so the copy never
-   * silently stops following the bucket.
-   */
-  private async follow(first: Awaited<ReturnType<KV['watch']>>): Promise<void> {
-    let watcher: Awaited<ReturnType<KV['watch']>> | undefined = first;
-    while (!this.closed) {
-      if (watcher) {
-        this.watcher = watcher;
-        try {
-          for await (const entry of watcher) {
-            try {
-              this.apply(entry);
-            } catch (error) {
-              this.onError('applying a group-state change', error);
-            }
-            this.seen = Math.max(this.seen, entry.revision);
-            this.wakeWaiters();
-          }
-        } catch (error) {
-          this.onError('watching the group-state bucket', error);
-        }
-      }
-      if (this.closed) return;
-      await new Promise((resolve) => setTimeout(resolve, this.options.heartbeatMs));
-      watcher = await this.kv
-        .watch({ key: '>', include: 'history', resumeFromRevision: this.seen + 1 })
-        .catch((error: unknown) => {
-          this.onError('watching the group-state bucket again', error);
-          return undefined;
-        });
-    }
   }
 
   // --- offsets -----------------------------------------------------------------------------
@@ -299,8 +281,7 @@ export class JetStreamGroupStore implements GroupStore {
     this.closed = true;
     clearInterval(this.timer);
     await Promise.allSettled([...this.pending]);
-    this.watcher?.stop();
-    await this.watching.catch(() => undefined);
+    await this.follower.stop();
     for (const w of this.waiters.splice(0)) w.resolve();
   }
 
@@ -331,19 +312,7 @@ export class JetStreamGroupStore implements GroupStore {
 
   private applyMember(entry: KvWatchEntry, key: { group: string; id: string }, deleted: boolean): void {
     const known = this.membersByGroup.get(key.group)?.get(key.id);
-    if (deleted) {
-      if (!known) return;
-      const members = this.membersByGroup.get(key.group)!;
-      members.delete(key.id);
-      if (members.size === 0) this.membersByGroup.delete(key.group);
-      if (known.member.node === this.nodeId) {
-        // Not deleted by this node (that removes it from the copy first): another node took
-        // this one for dead and removed the instance.
-        this.written.delete(entry.key);
-        this.emit({ type: 'removed', group: key.group, id: key.id });
-      } else this.emit({ type: 'changed', group: key.group });
-      return;
-    }
+    if (deleted) return this.applyMemberDeleted(entry.key, key);
     const member = entry.json<StoredMember>();
     if (member.node === this.nodeId && this.opened) {
       if (known) known.revision = entry.revision;
@@ -355,23 +324,67 @@ export class JetStreamGroupStore implements GroupStore {
     if (this.opened) this.emit({ type: 'changed', group: key.group });
   }
 
+  private applyMemberDeleted(storeKey: string, key: { group: string; id: string }): void {
+    const members = this.membersByGroup.get(key.group);
+    const known = members?.get(key.id);
+    if (!members || !known) return;
+    members.delete(key.id);
+    if (members.size === 0) this.membersByGroup.delete(key.group);
+    if (known.member.node === this.nodeId) {
+      // Not deleted by this node (that removes it from the copy first): another node took
+      // this one for dead and removed the instance.
+      this.written.delete(storeKey);
+      this.emit({ type: 'removed', group: key.group, id: key.id });
+    } else this.emit({ type: 'changed', group: key.group });
+  }
+
   private applyClaim(
     entry: KvWatchEntry,
     key: { group: string; topic: string; partition: number },
     deleted: boolean,
   ): void {
-    const partitionId = `${key.topic}/${key.partition}`;
+    if (deleted) return this.applyClaimDeleted(entry.key, key);
     let held = this.claims.get(key.group);
-    if (deleted) {
-      this.releasing.delete(entry.key);
-      held?.delete(partitionId);
-      if (held?.size === 0) this.claims.delete(key.group);
-    } else {
-      if (!held) this.claims.set(key.group, (held = new Map()));
-      const holder = { topic: key.topic, partition: key.partition, instance: entry.string() };
-      held.set(partitionId, { holder, revision: entry.revision });
-    }
+    if (!held) this.claims.set(key.group, (held = new Map()));
+    const holder = { topic: key.topic, partition: key.partition, instance: entry.string() };
+    held.set(`${key.topic}/${key.partition}`, { holder, revision: entry.revision });
     if (this.opened) this.emit({ type: 'changed', group: key.group });
+  }
+
+  private applyClaimDeleted(
+    storeKey: string,
+    key: { group: string; topic: string; partition: number },
+  ): void {
+    this.releasing.delete(storeKey);
+    const held = this.claims.get(key.group);
+    held?.delete(`${key.topic}/${key.partition}`);
+    if (held?.size === 0) this.claims.delete(key.group);
+    if (this.opened) this.emit({ type: 'changed', group: key.group });
+  }
+
+  /**
+   * After a resync (the cluster came back, maybe without its last acknowledged writes): what
+   * the copy holds and the bucket does not was lost. A lost member or claim of another node is
+   * dropped as if deleted; this node's own members are written again, and every value this node
+   * wrote is written again at its next change (the memory of what was written is reset).
+   */
+  private dropLost(keys: ReadonlySet<string>): void {
+    this.written.clear();
+    for (const [group, members] of [...this.membersByGroup]) {
+      for (const [id, { member }] of [...members]) {
+        const key = memberKey(group, id);
+        if (keys.has(key)) continue;
+        if (member.node === this.nodeId) this.put(key, JSON.stringify(member));
+        else this.applyMemberDeleted(key, { group, id });
+      }
+    }
+    for (const [group, held] of [...this.claims]) {
+      for (const { holder } of [...held.values()]) {
+        const key = claimKey(group, holder.topic, holder.partition);
+        if (!keys.has(key))
+          this.applyClaimDeleted(key, { group, topic: holder.topic, partition: holder.partition });
+      }
+    }
   }
 
   private membersOf(group: string): Map<string, { member: StoredMember; revision: number }> {

@@ -1,14 +1,18 @@
 // The topics of the JetStream backend: one key-value bucket shared by every node, holding each
 // topic's name, id, partition count and creation time, plus the counter topic ids are taken from.
-// Every node keeps a local copy, loaded at start and kept current by a watch on the bucket, so
-// topic lookups stay synchronous (the TopicLog port answers them from memory).
+// Every node keeps a local copy, loaded at start and kept current by a watch on the bucket
+// (BucketFollower, which restarts a stalled watch), so topic lookups stay synchronous (the
+// TopicLog port answers them from memory).
 
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { BucketFollower, onReconnect } from '../nats/bucket-follower.js';
 import type { TopicInfo } from './types.js';
 
-const TOPIC_KEYS = 't.>';
 const NEXT_ID = 'next-id';
+/** How often the topics watch's progress is checked, and how long it may lag (BucketFollower). */
+const PROBE_MS = 1_000;
+const STALL_MS = 5_000;
 
 /** KV keys allow letters, digits and `-/_=.`; topic names may hold `..` and leading dots. */
 export function topicKey(name: string): string {
@@ -18,7 +22,8 @@ export function topicKey(name: string): string {
 export class TopicRegistry {
   private readonly byName = new Map<string, TopicInfo>();
   private readonly byId = new Map<number, TopicInfo>();
-  private stopWatch: (() => void) | undefined;
+  private follower: BucketFollower | undefined;
+  private waiting: Array<{ revision: number; resolve: () => void }> = [];
 
   private constructor(private readonly kv: KV) {}
 
@@ -32,21 +37,23 @@ export class TopicRegistry {
     // create() binds to the bucket when it exists with this configuration.
     const kv = await kvm.create(bucket, { replicas, history: 1, timeout: timeoutMs });
     const registry = new TopicRegistry(kv);
-    // Keys first (complete before the service answers), then a watch that also replays them, so
-    // a topic created between the two is not missed.
-    for await (const key of await kv.keys(TOPIC_KEYS)) {
-      const entry = await kv.get(key);
-      if (entry?.operation === 'PUT') registry.remember(entry.json<TopicInfo>());
-    }
-    const watch = await kv.watch({ key: TOPIC_KEYS });
-    registry.stopWatch = () => watch.stop();
-    void (async () => {
-      for await (const entry of watch) {
-        if (entry.operation !== 'PUT') continue;
-        const info = entry.json<TopicInfo>();
-        registry.remember(info);
-      }
-    })().catch(() => undefined);
+    // The follower's watch replays every key before it follows changes; the registry is
+    // complete once it delivered the bucket's last revision at the start.
+    const follower = new BucketFollower(kv, {
+      apply: (entry) => {
+        if (entry.operation === 'PUT' && entry.key.startsWith('t.'))
+          registry.remember(entry.json<TopicInfo>());
+      },
+      delivered: () => registry.wake(),
+      replayed: (keys) => void registry.restoreLost(keys),
+      onError: () => undefined,
+      probeMs: PROBE_MS,
+      stallMs: STALL_MS,
+    });
+    registry.follower = follower;
+    const last = await follower.start();
+    onReconnect(nc, () => follower.resync());
+    await registry.caughtUp(last, timeoutMs);
     return registry;
   }
 
@@ -98,7 +105,55 @@ export class TopicRegistry {
   }
 
   close(): void {
-    this.stopWatch?.();
+    void this.follower?.stop();
+    for (const w of this.waiting.splice(0)) w.resolve();
+  }
+
+  /**
+   * After a resync: topics this node knows that the bucket lost (its last acknowledged writes,
+   * see BucketFollower) are written again, and the id counter is moved past every known id, so a
+   * new topic never takes the id (and the streams) of one whose record was lost.
+   */
+  private async restoreLost(keys: ReadonlySet<string>): Promise<void> {
+    try {
+      let highest = 0;
+      for (const info of this.byName.values()) {
+        highest = Math.max(highest, info.id);
+        if (!keys.has(topicKey(info.name))) await this.kv.put(topicKey(info.name), JSON.stringify(info));
+      }
+      const next = await this.kv.get(NEXT_ID);
+      if (highest > 0 && (!next || next.operation !== 'PUT' || Number(next.string()) <= highest)) {
+        await this.kv.put(NEXT_ID, String(highest + 1));
+      }
+    } catch {
+      // The cluster went away again: the next reconnection resyncs once more.
+    }
+  }
+
+  private wake(): void {
+    const seen = this.follower?.seen ?? 0;
+    this.waiting = this.waiting.filter((w) => (w.revision <= seen ? (w.resolve(), false) : true));
+  }
+
+  /** Resolves once the copy holds `revision`; a watch that does not get there fails the start. */
+  private caughtUp(revision: number, timeoutMs: number): Promise<void> {
+    if ((this.follower?.seen ?? 0) >= revision) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => {
+          void this.follower?.stop();
+          reject(new Error(`the topics bucket was not read up to revision ${revision} in ${timeoutMs} ms`));
+        },
+        Math.max(timeoutMs, STALL_MS * 2),
+      );
+      this.waiting.push({
+        revision,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
+    });
   }
 
   private remember(value: TopicInfo): TopicInfo {

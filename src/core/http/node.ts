@@ -78,6 +78,11 @@ class NodeExchange extends Exchange {
     this.writableAgain();
   }
 
+  /** The whole answer was handed to node:http. */
+  get answered(): boolean {
+    return this.res.writableEnded;
+  }
+
   private head(close: boolean, length: number | undefined): string[] {
     const fields = ['x-request-id', this.requestId];
     for (const [k, v] of this.headerList) fields.push(k, v);
@@ -310,7 +315,14 @@ export async function startNodeServer(
   const server: Server<typeof SluiceIncoming, typeof SluiceResponse> = createServer<
     typeof SluiceIncoming,
     typeof SluiceResponse
-  >({ IncomingMessage: SluiceIncoming, ServerResponse: SluiceResponse });
+  >({
+    IncomingMessage: SluiceIncoming,
+    ServerResponse: SluiceResponse,
+    // node:http's own answer to a missing Host is a 400 without a body; ours carries the envelope.
+    requireHostHeader: false,
+  });
+  /** The last request parsed on each connection, to tell where a parse error happened. */
+  const lastRequest = new WeakMap<Duplex, SluiceIncoming>();
   // As uWS's HTTP idle timeout: a keep-alive connection may rest 10 s between requests.
   server.keepAliveTimeout = 10_000;
 
@@ -331,13 +343,31 @@ export async function startNodeServer(
     req.exchange = exchange;
     res.exchange = exchange;
     res.on('close', onResponseClose);
+    lastRequest.set(req.socket, req);
+    if (headers['host'] === undefined && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) {
+      core.inflight.add(exchange);
+      return exchange
+        .closeAfterResponse()
+        .fail(new HttpError(400, 'bad_request', 'an HTTP/1.1 request needs a Host header (RFC 9112, 3.2)'));
+    }
     core.handle(exchange);
   });
 
-  // A request node:http cannot parse gets the service's JSON envelope, then the connection closes.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
+  // A request node:http cannot parse gets the service's JSON envelope, then the connection
+  // closes. Bytes that fail inside the body of a request already handed to the core (a bad chunk
+  // size) belong to that request: the connection just closes, as a second answer would follow
+  // one nobody asked for. Bytes that fail after a request whose answer is still being made
+  // (node's parser reads ahead; uWS waits for a whole head) let that answer go out, closing the
+  // connection after it.
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    const current = lastRequest.get(socket);
+    if (error.code === 'ECONNRESET' || !socket.writable || (current !== undefined && !current.complete)) {
       socket.destroy();
+      return;
+    }
+    const pending = current?.exchange;
+    if (pending !== undefined && !pending.aborted && !pending.answered) {
+      pending.closeAfterResponse();
       return;
     }
     const status =
@@ -353,9 +383,11 @@ export async function startNodeServer(
         requestId,
       }),
     );
+    // A HEAD request gets the headers alone (RFC 9110, 9.3.2).
+    const head = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     socket.end(
       `HTTP/1.1 ${statusLine(status)}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-        `x-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
+        `x-request-id: ${requestId}\r\nconnection: close\r\n\r\n${head ? '' : body}`,
     );
   });
   server.on('error', (error) =>

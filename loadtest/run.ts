@@ -7,6 +7,8 @@
 // workers, wrk -t, h2load -t) · --grpc-procs K (grpc-js generator processes, default max(2, cores))
 // · --client NAME[,NAME] (autocannon, wrk, h2load, grpc-js; default: every available one that
 // fits the protocol, h2load preferred over grpc-js) · --server-threads N (SLUICE_THREADS)
+// · --transport uws|node (SLUICE_HTTP_TRANSPORT for the Sluice server; with node, the uWS HTTP
+// ceilings give way to their bare node:http counterparts, node-hello and node-echo)
 // · --no-ceiling · --list · --pin (servers on core 0, this runner and its clients on core 1)
 // · --cpu-prof DIR (the Sluice server runs with V8's --cpu-prof into DIR; the top of each
 // profile is printed after the run).
@@ -54,6 +56,7 @@ interface Args {
   list: boolean;
   pin: boolean;
   cpuProfDir: string | undefined;
+  transport: 'uws' | 'node' | undefined;
 }
 
 function fail(message: string): never {
@@ -84,6 +87,7 @@ function parseArgs(argv: string[]): Args {
     list: false,
     pin: false,
     cpuProfDir: undefined,
+    transport: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -118,6 +122,13 @@ function parseArgs(argv: string[]): Args {
           if (!CLIENTS.includes(n as ClientName))
             fail(`unknown client ${JSON.stringify(n)} (known: ${CLIENTS.join(', ')})`);
         args.clients = names as ClientName[];
+        break;
+      }
+      case '--transport': {
+        const name = value();
+        if (name !== 'uws' && name !== 'node')
+          fail(`--transport needs uws or node, got ${JSON.stringify(name)}`);
+        args.transport = name;
         break;
       }
       case '--no-ceiling':
@@ -178,7 +189,7 @@ interface Target {
 
 function ceilingLoad(name: CeilingName, scenarioLoad: HttpLoad | GrpcLoad | undefined): HttpLoad | GrpcLoad {
   if (name === 'grpc-constant') return scenarioLoad?.kind === 'grpc' ? scenarioLoad : RLS_LOAD;
-  if (name === 'uws-hello')
+  if (name === 'uws-hello' || name === 'node-hello')
     return {
       ...HELLO_LOAD,
       ...(scenarioLoad?.kind === 'http' && scenarioLoad.headers ? { headers: scenarioLoad.headers } : {}),
@@ -190,6 +201,14 @@ function ceilingLoad(name: CeilingName, scenarioLoad: HttpLoad | GrpcLoad | unde
     return echo;
   }
   return ECHO_LOAD;
+}
+
+/** A node:http-served scenario is measured against bare node:http, a uWS-served one against uWS. */
+function ceilingFor(name: CeilingName, transport: 'uws' | 'node' | undefined): CeilingName {
+  if (transport !== 'node') return name;
+  if (name === 'uws-echo') return 'node-echo';
+  if (name === 'uws-hello') return 'node-hello';
+  return name;
 }
 
 function ceilingTarget(
@@ -224,6 +243,7 @@ function scenarioTarget(
   scenario: Scenario,
   serverThreads: number | undefined,
   launch: ServerLaunch,
+  transport: 'uws' | 'node' | undefined,
 ): Target {
   const spec = scenario.server!;
   return {
@@ -240,6 +260,7 @@ function scenarioTarget(
           ...spec.env,
         };
         if (serverThreads !== undefined) env['SLUICE_THREADS'] = String(serverThreads);
+        if (transport !== undefined) env['SLUICE_HTTP_TRANSPORT'] = transport;
         const ports: Record<string, number> = {};
         for (const key of spec.portEnv) {
           ports[key] = await freePort();
@@ -499,8 +520,9 @@ async function main(): Promise<void> {
       { cwd: root, stdio: 'inherit' },
     );
     if (build.status !== 0) fail('build failed');
-    if (args.ceiling) targets.push(ceilingTarget(file.ceiling, file.load, launch));
-    targets.push(scenarioTarget(args.scenario, file, args.serverThreads, launch));
+    if (args.ceiling)
+      targets.push(ceilingTarget(ceilingFor(file.ceiling, args.transport), file.load, launch));
+    targets.push(scenarioTarget(args.scenario, file, args.serverThreads, launch, args.transport));
   }
 
   const reports: TargetReport[] = [];

@@ -1,6 +1,7 @@
 // What a load-test scenario file (loadtest/scenarios/<name>.ts) default-exports.
 
-export type CeilingName = 'uws-hello' | 'uws-echo' | 'grpc-constant' | 'jetstream-publish';
+export type CeilingName =
+  'uws-hello' | 'uws-echo' | 'node-hello' | 'node-echo' | 'grpc-constant' | 'jetstream-publish';
 
 export interface HttpLoad {
   kind: 'http';

@@ -201,6 +201,7 @@ export async function startAutomation(
       defaultScope: (method) =>
         method === 'GET' || method === 'HEAD' ? 'automation:read' : 'automation:write',
       log,
+      transport: ctx.core.httpTransport,
     });
     ctx.health.register('automation', true);
     log.info(

@@ -5,6 +5,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { openKeyStore } from './auth/index.js';
 import { HealthRegistry } from './health.js';
+import { describeTransport, resolveTransport } from './http/index.js';
 import { configureLogging, createLogger } from './log.js';
 import type { RunningService, ServiceName } from './service.js';
 import { EnvReader, loadCoreSettings, type LogSettings } from './settings/index.js';
@@ -20,7 +21,13 @@ export interface FrontEndData {
 }
 
 export type FrontEndMessage =
-  | { type: 'ready'; index: number; addresses: Record<string, Record<string, string>> }
+  | {
+      type: 'ready';
+      index: number;
+      addresses: Record<string, Record<string, string>>;
+      /** The HTTP transport serving this thread, as the banner prints it. */
+      transport: string;
+    }
   | { type: 'error'; index: number; message: string }
   | { type: 'closed'; index: number };
 
@@ -47,16 +54,21 @@ export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promis
 
   try {
     const core = loadCoreSettings(env);
+    // Decided before any service starts, so a forced transport that cannot load stops the start
+    // with its own message.
+    const transport = resolveTransport(core.httpTransport).info;
     keys = openKeyStore(core.dataDir, core.adminToken);
     const addresses: Record<string, Record<string, string>> = {};
     for (const name of data.services) {
       if (!SERVICES[name].allThreads && data.index !== 0) continue;
       const module = await SERVICES[name].load();
+      const health = new HealthRegistry();
+      health.detail('http', transport);
       const service = await module.start({
         core,
         env,
         log: log.child({ service: name }),
-        health: new HealthRegistry(),
+        health,
         auth: keys,
         thread: { index: data.index, count: data.count },
         shared: data.shared[name] ?? {},
@@ -64,7 +76,12 @@ export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promis
       running.push(service);
       addresses[name] = { ...service.addresses };
     }
-    port.postMessage({ type: 'ready', index: data.index, addresses } satisfies FrontEndMessage);
+    port.postMessage({
+      type: 'ready',
+      index: data.index,
+      addresses,
+      transport: describeTransport(transport),
+    } satisfies FrontEndMessage);
   } catch (error) {
     port.postMessage({
       type: 'error',

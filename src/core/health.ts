@@ -1,14 +1,22 @@
 // A registry of health components. The process is healthy only when every registered component
-// is; services register theirs (cache store, configuration, termination signal …).
+// is; services register theirs (cache store, configuration, termination signal …). Details are
+// facts about how the thread serves that do not change health, such as the HTTP transport
+// (`http`: { transport: "uws" | "node", build, version }), set by the front-end thread.
 
 export interface HealthSnapshot {
   healthy: boolean;
   components: Record<string, boolean>;
+  details: Record<string, unknown>;
 }
 
 export class HealthRegistry {
   private readonly components = new Map<string, boolean>();
   private readonly listeners = new Set<(healthy: boolean) => void>();
+  private readonly details = new Map<string, unknown>();
+
+  detail(name: string, value: unknown): void {
+    this.details.set(name, value);
+  }
 
   register(component: string, healthy = true): void {
     this.components.set(component, healthy);
@@ -32,7 +40,11 @@ export class HealthRegistry {
   }
 
   snapshot(): HealthSnapshot {
-    return { healthy: this.isHealthy(), components: Object.fromEntries(this.components) };
+    return {
+      healthy: this.isHealthy(),
+      components: Object.fromEntries(this.components),
+      details: Object.fromEntries(this.details),
+    };
   }
 
   /** Called with the overall state whenever a component changes (gRPC health Watch uses it). */

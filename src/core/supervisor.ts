@@ -132,6 +132,8 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   print(
     `sluice: ${options.services.join(', ')} running on ${threads} front-end thread(s); data in ${core.dataDir}`,
   );
+  const ready = first.find((m) => m.type === 'ready');
+  if (ready && ready.type === 'ready') print(`  http transport: ${ready.transport}`);
   // Threads share most ports; a listener that differs per thread (GRPC_THREAD_PORTS) lists each.
   const listing = new Map<string, Map<string, Set<string>>>();
   for (const message of first) {

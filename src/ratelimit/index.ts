@@ -138,9 +138,12 @@ export async function startRatelimit(
       decider,
       health,
       log,
+      transport: ctx.core.httpTransport,
+      thread: ctx.thread.index,
     });
     servers.push(http);
-    addresses.http = http.url;
+    // Where node:http cannot share the port between threads, thread 0 alone serves it.
+    if (http.listening) addresses.http = http.url;
     // gRPC runs on thread 0, or on every thread (one port each) with GRPC_THREAD_PORTS.
     const threadPorts = settings.grpc.threadPorts && settings.grpc.uds === undefined;
     if (primary || threadPorts) {
@@ -165,6 +168,7 @@ export async function startRatelimit(
         port: settings.debug.port,
         profiling: settings.debug.profiling,
         log,
+        transport: ctx.core.httpTransport,
         sources: {
           rules: () => engine.ruleSet,
           stats,
@@ -178,6 +182,10 @@ export async function startRatelimit(
               'ratelimit.memory_store.slots_reused': s.reused,
               'ratelimit.memory_store.full_events': s.fullEvents,
               'ratelimit.memory_store.window_algorithm': settings.windowAlgorithm,
+              'http.transport': http.transport.transport,
+              ...(http.transport.build
+                ? { 'http.uws_build': `${http.transport.build}@${http.transport.version}` }
+                : {}),
               'ratelimit.config.files': engine.ruleSet?.files.join(',') ?? '',
               'ratelimit.config.last_error': config.error?.message.replace(/\n/g, ' ') ?? '',
               'process.heap_used_bytes': mem.heapUsed,

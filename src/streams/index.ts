@@ -95,6 +95,7 @@ export async function startStreams(
       authenticator: ctx.auth,
       defaultScope: 'streams:read',
       log,
+      transport: ctx.core.httpTransport,
     });
   } catch (error) {
     groups.close();

@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { parseAuthorization, type Authenticator } from '../../src/core/auth/index.js';
 import { Router, startHttpServer, type HttpServerHandle } from '../../src/core/http/index.js';
+import { describeEachTransport } from '../helpers/transports.js';
 
 const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
 
@@ -64,7 +65,7 @@ describe('parseAuthorization', () => {
   });
 });
 
-describe('HTTP core with Basic credentials', () => {
+describeEachTransport('HTTP core with Basic credentials', (transport) => {
   let server: HttpServerHandle;
   const auth: Authenticator = {
     authenticate: (t) =>
@@ -75,6 +76,7 @@ describe('HTTP core with Basic credentials', () => {
 
   before(async () => {
     server = await startHttpServer({
+      transport,
       name: 'basic',
       host: '127.0.0.1',
       port: 0,

@@ -4,8 +4,9 @@
 
 import { strict as assert } from 'node:assert';
 import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { Router, startHttpServer, type HttpServerHandle } from '../../src/core/http/index.js';
+import { describeEachTransport } from '../helpers/transports.js';
 
 const errorBody = (e: { code: string; message: string }) => ({ error: e.code, message: e.message });
 const PAYLOAD = JSON.stringify({ hello: 'world', padding: 'x'.repeat(300) });
@@ -23,7 +24,7 @@ function exchange(port: number, request: string): Promise<string> {
   });
 }
 
-describe('HTTP core: HEAD', () => {
+describeEachTransport('HTTP core: HEAD', (transport) => {
   let server: HttpServerHandle;
   before(async () => {
     const router = new Router();
@@ -33,7 +34,14 @@ describe('HTTP core: HEAD', () => {
       await out.write('first chunk,');
       out.end('last chunk');
     });
-    server = await startHttpServer({ name: 'head-test', host: '127.0.0.1', port: 0, router, errorBody });
+    server = await startHttpServer({
+      transport,
+      name: 'head-test',
+      host: '127.0.0.1',
+      port: 0,
+      router,
+      errorBody,
+    });
   });
   after(async () => {
     await server?.close(100);

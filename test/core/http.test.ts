@@ -1,9 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { staticAuthenticator } from '../../src/core/auth/index.js';
 import { HttpError, Router, startHttpServer, type HttpServerHandle } from '../../src/core/http/index.js';
+import { describeEachTransport } from '../helpers/transports.js';
 
 const errorBody = ({ status, code, message }: { status: number; code: string; message: string }) => ({
   error: { status, code, message },
@@ -28,7 +29,7 @@ function raw(port: number, payload: string | Buffer[], until?: RegExp): Promise<
   });
 }
 
-describe('HTTP core', () => {
+describeEachTransport('HTTP core', (transport) => {
   let server: HttpServerHandle;
   let slowStarted: () => void;
   const slowStartedP = new Promise<void>((r) => (slowStarted = r));
@@ -71,6 +72,7 @@ describe('HTTP core', () => {
       writer.end();
     });
     server = await startHttpServer({
+      transport,
       name: 'test',
       host: '127.0.0.1',
       port: 0,
@@ -84,6 +86,11 @@ describe('HTTP core', () => {
   after(() => server.close(100));
 
   const auth = { authorization: 'Bearer secret-token' };
+
+  it('serves on the transport it was asked for', () => {
+    assert.equal(server.transport.transport, transport);
+    if (transport === 'uws') assert.ok(server.transport.build && server.transport.version);
+  });
 
   it('routes with path parameters and sends a request id', async () => {
     const res = await fetch(`${server.url}/hello/w%20orld?q=1`, { headers: auth });
@@ -218,6 +225,7 @@ describe('HTTP core', () => {
     assert.equal((await fetch(`${server.url}/public`)).status, 200);
     // The static authenticator's key is an admin key, so make a narrow one through a custom authenticator.
     const narrow = await startHttpServer({
+      transport,
       name: 'narrow',
       host: '127.0.0.1',
       port: 0,
@@ -268,7 +276,14 @@ describe('HTTP core', () => {
       await new Promise<void>((r) => (releaseSlow = r));
       res.json({ finished: true });
     });
-    const s = await startHttpServer({ name: 'drain', host: '127.0.0.1', port: 0, router, errorBody });
+    const s = await startHttpServer({
+      transport,
+      name: 'drain',
+      host: '127.0.0.1',
+      port: 0,
+      router,
+      errorBody,
+    });
     const pending = fetch(`${s.url}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }));
     await slowStartedP;
     const closing = s.close(5_000);

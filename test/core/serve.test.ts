@@ -5,10 +5,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { freePort } from '../helpers/context.js';
+import { describeEachTransport } from '../helpers/transports.js';
 
-describe('sluice serve', () => {
+describeEachTransport('sluice serve', (transport) => {
   it('starts all three services, prints addresses and a first admin key, and exits 0 on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-serve-'));
     const ports = {
@@ -29,6 +30,7 @@ describe('sluice serve', () => {
         AUTOMATION_HOST: '127.0.0.1',
         ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
         LOG_LEVEL: 'warn',
+        SLUICE_HTTP_TRANSPORT: transport,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -48,6 +50,9 @@ describe('sluice serve', () => {
       assert.match(out, /First start: an admin API key[\s\S]*Use it as/, `stdout:\n${out}\nstderr:\n${err}`);
       const token = /\s(sk_\S+)/.exec(out)?.[1];
       assert.ok(token);
+      // The banner says which transport serves (on node:http before Node 22.12 thread 0 alone
+      // listens on the shared HTTP port, and the banner still lists it once).
+      assert.match(out, new RegExp(`http transport: ${transport} `));
       for (const port of Object.values(ports).filter((p) => p !== ports.GRPC_PORT))
         assert.match(out, new RegExp(`:${port}\\b`));
 

@@ -43,6 +43,10 @@ export async function makeTestContext(
     GRPC_PORT: '0',
     DEBUG_HOST: '127.0.0.1',
     DEBUG_PORT: '0',
+    // A whole-suite run on one transport (SLUICE_HTTP_TRANSPORT=node node scripts/test.js).
+    ...(process.env.SLUICE_HTTP_TRANSPORT
+      ? { SLUICE_HTTP_TRANSPORT: process.env.SLUICE_HTTP_TRANSPORT }
+      : {}),
     ...options.env,
   });
   const core = loadCoreSettings(env);

@@ -23,7 +23,10 @@ const importing = (module: string): string => `import * as lib from '${module}';
 // module → a file of the module that owns it (allowed) and one elsewhere in src/ (refused).
 // `family`: the BOUNDARIES row when it names a scope (`@nats-io`) rather than the module itself.
 const CASES: { module: string; allowed: string; refused: string; family?: string }[] = [
-  { module: 'uWebSockets.js', allowed: 'src/core/http/server.ts', refused: 'src/streams/settings.ts' },
+  { module: 'uWebSockets.js', allowed: 'src/core/http/uws.ts', refused: 'src/streams/settings.ts' },
+  { module: 'uWebSockets.js', allowed: 'src/core/http/uws.ts', refused: 'src/core/http/node.ts' },
+  { module: 'ws', allowed: 'src/core/http/node.ts', refused: 'src/streams/http/push.ts' },
+  { module: 'ws', allowed: 'src/core/http/node.ts', refused: 'src/core/http/uws.ts' },
   { module: '@grpc/grpc-js', allowed: 'src/core/grpc/server.ts', refused: 'src/ratelimit/server/grpc.ts' },
   {
     module: 'ioredis',

@@ -1,13 +1,14 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { createTopic, fetchAll, newConsumer, produce, startHarness, VND, type Harness } from './harness.js';
 import { waitUntil } from '../helpers/wait.js';
 import { connectWebSocket, type TestSocket } from './ws-client.js';
+import { describeEachTransport } from '../helpers/transports.js';
 
-describe('push consume over WebSocket', () => {
+describeEachTransport('push consume over WebSocket', (transport) => {
   let h: Harness;
   before(async () => {
-    h = await startHarness();
+    h = await startHarness({ SLUICE_HTTP_TRANSPORT: transport });
   });
   after(async () => {
     await h.close();

@@ -1,8 +1,9 @@
-// Request body intake for one uWS response. uWS hands body chunks only to an onData handler
-// registered synchronously in the request callback, in ArrayBuffers that are neutered when the
-// callback returns; so the core registers it eagerly, copies each chunk, enforces the size
-// limit (413, also for chunked bodies that grow past it), and lets the handler take the body in
-// one of three modes:
+// Request body intake for one request, whichever transport carries it. The transport registers
+// for body chunks when the request arrives (uWS accepts an onData handler only synchronously in
+// the request callback, in ArrayBuffers that are neutered when the callback returns, so those
+// chunks are copied; node:http hands over Buffers that are ours to keep) and pushes each chunk
+// here. The reader enforces the size limit (413, also for chunked bodies that grow past it) and
+// lets the handler take the body in one of three modes:
 // - whole (`whole()`, the promise behind `req.body()`/`req.json()`) and complete (`complete()`,
 //   the callback behind `req.readBody()`): the body is gathered in memory up to the route's
 //   limit. These never pause the socket: nothing would drain the queue before the last chunk,
@@ -10,8 +11,13 @@
 // - stream (`stream()`, behind `req.bodyStream()`): chunks go to a consumer one at a time; the
 //   socket pauses while more than BODY_HIGH_WATER_BYTES wait for it and resumes below half that.
 
-import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import { HttpError } from './types.js';
+
+/** The flow control a transport offers for one request's body. */
+export interface BodySource {
+  pauseBody(): void;
+  resumeBody(): void;
+}
 
 /** Bytes queued for a chunk consumer before the socket pauses. */
 export const BODY_HIGH_WATER_BYTES = 4 * 1024 * 1024;
@@ -31,45 +37,49 @@ export class BodyReader {
   private discarding = false;
 
   constructor(
-    private readonly res: UwsResponse,
+    private readonly source: BodySource,
     private readonly limit: number,
     private readonly onTooLarge: (error: HttpError) => void,
   ) {}
 
-  /** Registers onData; call synchronously inside the uWS handler. */
-  attach(): void {
-    this.res.onData((chunk, isLast) => {
-      if (this.discarding || this.failure || this.done) return;
-      this.received += chunk.byteLength;
-      if (this.received > this.limit) {
-        // The core answers the 413 (closing the connection) before a waiting handler hears of it.
-        const error = tooLarge(this.limit);
-        this.failure = error;
-        if (this.paused) {
-          // The 413 is written next; a paused socket would hold it back.
-          this.paused = false;
-          this.res.resume();
-        }
-        this.onTooLarge(error);
-        this.fail(error);
-        return;
+  /**
+   * One body chunk from the transport. `owned`: the memory is the reader's to keep (node:http
+   * Buffers); otherwise it is copied, as uWS reuses the memory once its callback returns.
+   */
+  push(chunk: Uint8Array, isLast: boolean, owned: boolean): void {
+    if (this.discarding || this.failure || this.done) return;
+    this.received += chunk.byteLength;
+    if (this.received > this.limit) {
+      // The core answers the 413 (closing the connection) before a waiting handler hears of it.
+      const error = tooLarge(this.limit);
+      this.failure = error;
+      if (this.paused) {
+        // The 413 is written next; a paused socket would hold it back.
+        this.paused = false;
+        this.source.resumeBody();
       }
-      if (chunk.byteLength > 0) {
-        // Copy: uWS reuses the memory behind `chunk` once this callback returns.
-        const copy = Buffer.allocUnsafe(chunk.byteLength);
-        copy.set(new Uint8Array(chunk));
-        this.chunks.push(copy);
-        this.queued += copy.byteLength;
+      this.onTooLarge(error);
+      this.fail(error);
+      return;
+    }
+    if (chunk.byteLength > 0) {
+      let kept: Buffer;
+      if (owned) kept = chunk as Buffer;
+      else {
+        kept = Buffer.allocUnsafe(chunk.byteLength);
+        kept.set(chunk);
       }
-      if (isLast) {
-        this.done = true;
-        if (this.callback) return this.deliver();
-      } else if (this.mode === 'stream' && this.queued > BODY_HIGH_WATER_BYTES && !this.paused) {
-        this.paused = true;
-        this.res.pause();
-      }
-      this.wake();
-    });
+      this.chunks.push(kept);
+      this.queued += kept.byteLength;
+    }
+    if (isLast) {
+      this.done = true;
+      if (this.callback) return this.deliver();
+    } else if (this.mode === 'stream' && this.queued > BODY_HIGH_WATER_BYTES && !this.paused) {
+      this.paused = true;
+      this.source.pauseBody();
+    }
+    this.wake();
   }
 
   /** True once the last byte arrived (or the body failed): nothing more will come from the socket. */
@@ -79,8 +89,8 @@ export class BodyReader {
 
   /**
    * The response is about to be written before the body was read to its end: drop what is
-   * queued and what still arrives (no copies), and let a paused socket read again, since uWS
-   * accepts no calls on the response once it ended.
+   * queued and what still arrives (no copies), and let a paused socket read again (uWS accepts no
+   * calls on the response once it ended; node:http must read the rest to reach the next request).
    */
   discard(): void {
     if (this.discarding) return;
@@ -89,7 +99,7 @@ export class BodyReader {
     this.queued = 0;
     if (this.paused) {
       this.paused = false;
-      this.res.resume();
+      this.source.resumeBody();
     }
     // A consumer still waiting learns that no more is coming; a pending readBody callback is
     // dropped (its request is answered already).
@@ -106,9 +116,9 @@ export class BodyReader {
   }
 
   /**
-   * Calls back with the whole body as soon as it is complete — synchronously inside uWS's onData
-   * when the last chunk arrives, so the answer is written in the same corked batch. The hot
-   * paths use this instead of `whole()`, which costs a promise hop out of the uWS callback.
+   * Calls back with the whole body as soon as it is complete — synchronously inside the transport's
+   * data callback when the last chunk arrives, so the answer is written in the same corked batch. The hot
+   * paths use this instead of `whole()`, which costs a promise hop out of the network callback.
    */
   complete(callback: (error: HttpError | undefined, body: Buffer) => void): void {
     this.claim('whole');
@@ -139,7 +149,7 @@ export class BodyReader {
         this.queued -= chunk.byteLength;
         if (this.paused && this.queued < BODY_HIGH_WATER_BYTES / 2) {
           this.paused = false;
-          this.res.resume();
+          this.source.resumeBody();
         }
         yield chunk;
         continue;

@@ -1,12 +1,13 @@
-// One request/response pair on a uWS connection: the request fields read synchronously (uWS
-// invalidates its request object when the callback returns), the body reader, and a response
-// writer that corks every write, never touches an aborted response, and applies backpressure to
-// streamed bodies.
+// One request/response pair, whichever transport carries it: the request fields read up front
+// (uWS invalidates its request object when the callback returns), the body reader, and a
+// response writer that never touches an aborted response and applies backpressure to streamed
+// bodies. What differs per transport (how bytes reach the socket) is the handful of abstract
+// methods a transport's subclass implements (uws.ts, node.ts); everything a client can observe
+// about status, headers, errors and bodies is decided here, once.
 
 import { STATUS_CODES } from 'node:http';
-import type { HttpResponse as UwsResponse } from 'uWebSockets.js';
 import type { Principal } from '../auth/types.js';
-import { BodyReader } from './body.js';
+import type { BodyReader, BodySource } from './body.js';
 import {
   HttpError,
   type ErrorBodyFactory,
@@ -15,7 +16,6 @@ import {
   type StreamWriter,
 } from './types.js';
 
-const textDecoder = new TextDecoder();
 const statusLines = new Map<number, string>();
 export function statusLine(code: number): string {
   let line = statusLines.get(code);
@@ -62,10 +62,10 @@ export class Request implements HttpRequest {
     return this.exchange.aborted;
   }
 
-  /** Decoded on demand: most handlers never ask, and it costs a copy out of uWS. */
+  /** Read on demand: most handlers never ask, and on uWS it costs a copy. */
   get remoteAddress(): string {
     if (this.exchange.aborted) return '';
-    return textDecoder.decode(this.exchange.res.getRemoteAddressAsText());
+    return this.exchange.remoteAddressText();
   }
 
   setBodyReader(reader: BodyReader): void {
@@ -87,8 +87,8 @@ export class Request implements HttpRequest {
   }
 
   readBody(callback: (error: HttpError | undefined, body: Buffer) => void): void {
-    // The callback may run inside uWS's onData: a throw there must become an error answer,
-    // never an exception into the native layer.
+    // The callback may run inside the transport's data callback (uWS's onData): a throw there
+    // must become an error answer, never an exception into the native layer.
     const guarded = (error: HttpError | undefined, body: Buffer): void => {
       try {
         callback(error, body);
@@ -122,21 +122,24 @@ export class Request implements HttpRequest {
   }
 }
 
-/** The response half, and the owner of the uWS response object. */
-export class Exchange implements HttpResponse {
+/**
+ * The response half. A transport subclasses it with the primitives that write to its socket;
+ * the subclass is also the body's flow control (pause/resume) and is told of aborts through
+ * `handleAbort`.
+ */
+export abstract class Exchange implements HttpResponse, BodySource {
   readonly request: Request;
   sent = false;
   aborted = false;
 
-  private statusCode = 200;
-  private headerList: [string, string][] = [];
+  protected statusCode = 200;
+  protected headerList: [string, string][] = [];
   private abortListeners: (() => void)[] = [];
   private finishedOnce = false;
   private closing = false;
   private writable: (() => void) | undefined;
 
   constructor(
-    readonly res: UwsResponse,
     method: string,
     path: string,
     rawQuery: string,
@@ -147,6 +150,26 @@ export class Exchange implements HttpResponse {
     this.request = new Request(this, method, path, rawQuery, headers, requestId);
   }
 
+  // ---- what a transport provides ----
+
+  /** Writes status, headers (x-request-id first, then `headerList`) and the whole body. */
+  protected abstract writeWhole(body: Buffer | string | Uint8Array, close: boolean): void;
+  /** Writes status and headers of a streamed (chunked) answer. */
+  protected abstract writeStreamHead(close: boolean): void;
+  /** Writes one chunk; false when the socket buffers it (then `awaitWritable` follows). */
+  protected abstract writeStreamChunk(chunk: Buffer | string): boolean;
+  /** Calls `writableAgain` once the socket drained. */
+  protected abstract awaitWritable(): void;
+  /** Ends a streamed answer (HEAD: no bytes), closing the connection when `close`. */
+  protected abstract writeStreamEnd(chunk: Buffer | string | undefined, close: boolean): void;
+  /** Registers for the body's chunks (pushed into `reader`); called while the request arrives. */
+  abstract attachBody(reader: BodyReader): void;
+  abstract remoteAddressText(): string;
+  abstract pauseBody(): void;
+  abstract resumeBody(): void;
+  /** Closes the connection now, whatever is in flight (the end of a draining close). */
+  abstract forceClose(): void;
+
   onAbort(listener: () => void): void {
     if (this.aborted) listener();
     else this.abortListeners.push(listener);
@@ -156,7 +179,7 @@ export class Exchange implements HttpResponse {
     this.hooks.failed(this, error);
   }
 
-  /** uWS onAborted: the connection is gone; nothing may be written to `res` any more. */
+  /** The connection is gone; nothing may be written any more. */
   handleAbort(): void {
     if (this.aborted) return;
     this.aborted = true;
@@ -176,9 +199,9 @@ export class Exchange implements HttpResponse {
   }
 
   /**
-   * Closes the connection once the response is written (uWS then sends `Connection: close`
-   * itself): for refusals whose request body is not read, so the client stops sending it and
-   * its bytes can never be taken for the next request.
+   * Closes the connection once the response is written (with `Connection: close`): for
+   * refusals whose request body is not read, so the client stops sending it and its bytes can
+   * never be taken for the next request.
    */
   closeAfterResponse(): this {
     this.closing = true;
@@ -210,39 +233,23 @@ export class Exchange implements HttpResponse {
     if (this.sent || this.aborted) return;
     this.sent = true;
     this.request.releaseBody();
-    const close = this.closing || this.hooks.draining();
-    this.res.cork(() => {
-      this.writeHead();
-      this.endBody(body, close);
-    });
+    this.writeWhole(body, this.closing || this.hooks.draining());
     this.finish();
   }
 
-  /** uWS closes after `end` when the client asked for it, but not after `endWithoutBody`. */
-  private clientCloses(): boolean {
-    return /\bclose\b/i.test(this.request.headers['connection'] ?? '');
-  }
-
-  /**
-   * A HEAD answer has headers only (RFC 9110, 9.3.2). It goes out without Content-Length, which
-   * the RFC allows: this uWS build keeps waiting for the reported bytes when endWithoutBody is
-   * given a length, and drops the connection at the next request. uWS also does not close after
-   * endWithoutBody, so a HEAD answer that must close ends with an empty body instead.
-   */
-  private endBody(body: Buffer | string | Uint8Array, close: boolean): void {
-    if (this.request.method !== 'HEAD') this.res.end(body, close);
-    else if (close || this.clientCloses()) this.res.end('', true);
-    else this.res.endWithoutBody();
-  }
-
-  error(status: number, code: string, message: string, details?: unknown): void {
-    const body = this.hooks.errorBody({
+  /** The service's error envelope for this request. */
+  protected hooksErrorBody(status: number, code: string, message: string, details?: unknown): unknown {
+    return this.hooks.errorBody({
       status,
       code,
       message,
       requestId: this.requestId,
       ...(details === undefined ? {} : { details }),
     });
+  }
+
+  error(status: number, code: string, message: string, details?: unknown): void {
+    const body = this.hooksErrorBody(status, code, message, details);
     this.headerList = this.headerList.filter(([k]) => k.toLowerCase() !== 'content-type');
     this.json(body, status);
   }
@@ -257,7 +264,7 @@ export class Exchange implements HttpResponse {
     if (status !== undefined) this.statusCode = status;
     if (this.sent) throw new Error('response already sent');
     this.sent = true;
-    if (!this.aborted) this.res.cork(() => this.writeHead());
+    if (!this.aborted) this.writeStreamHead(this.closing || this.hooks.draining());
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the writer's getter reads live state
     const exchange = this;
     return {
@@ -265,11 +272,7 @@ export class Exchange implements HttpResponse {
       end: (chunk) => {
         if (this.aborted) return;
         this.request.releaseBody();
-        let close = this.closing || this.hooks.draining();
-        if (this.request.method === 'HEAD' && !close && this.clientCloses()) close = true;
-        if (this.request.method === 'HEAD')
-          this.res.cork(() => (close ? this.res.end('', true) : this.res.endWithoutBody()));
-        else this.res.cork(() => this.res.end(chunk ?? '', close));
+        this.writeStreamEnd(chunk, this.closing || this.hooks.draining());
         this.finish();
       },
       get aborted() {
@@ -278,31 +281,22 @@ export class Exchange implements HttpResponse {
     };
   }
 
+  /** The transport's drain signal: a waiting writer continues. */
+  protected writableAgain(): void {
+    const wake = this.writable;
+    this.writable = undefined;
+    wake?.();
+  }
+
   private writeChunk(chunk: Buffer | string): Promise<void> {
     if (this.aborted) return Promise.reject(new HttpError(499, 'aborted', 'client closed the connection'));
-    let ok = true;
-    this.res.cork(() => {
-      ok = this.res.write(chunk);
-    });
-    if (ok) return Promise.resolve();
-    // Backpressure: uWS keeps the chunk; wait until the socket drains before producing more.
+    if (this.writeStreamChunk(chunk)) return Promise.resolve();
+    // Backpressure: the socket keeps the chunk; wait until it drains before producing more.
     return new Promise((resolve, reject) => {
       this.writable = () =>
         this.aborted ? reject(new HttpError(499, 'aborted', 'client closed the connection')) : resolve();
-      this.res.onWritable(() => {
-        const wake = this.writable;
-        this.writable = undefined;
-        wake?.();
-        return true;
-      });
+      this.awaitWritable();
     });
-  }
-
-  private writeHead(): void {
-    // uWS writes `200 OK` itself when no status was written: one native call less per answer.
-    if (this.statusCode !== 200) this.res.writeStatus(statusLine(this.statusCode));
-    this.res.writeHeader('x-request-id', this.requestId);
-    for (const [k, v] of this.headerList) this.res.writeHeader(k, v);
   }
 
   private finish(): void {

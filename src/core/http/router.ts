@@ -193,6 +193,26 @@ function bindParams(names: readonly string[], values: readonly string[]): Record
   return params;
 }
 
+/**
+ * Binds a WebSocket route's uWS-style pattern (`:name` segments, a trailing `*`) against a
+ * path; undefined when the path does not match. uWS matches WebSocket routes itself; node:http
+ * matches them here, and both bind the parameters here.
+ */
+export function bindWebSocketPattern(pattern: string, path: string): Record<string, string> | undefined {
+  const names = pattern.split('/');
+  const values = path.split('/');
+  const params: Record<string, string> = {};
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    if (name === '*' && i === names.length - 1) return params;
+    const value = values[i];
+    if (value === undefined) return undefined;
+    if (name.startsWith(':')) params[name.slice(1)] = safeDecode(value);
+    else if (name !== value) return undefined;
+  }
+  return values.length === names.length ? params : undefined;
+}
+
 export function safeDecode(segment: string): string {
   if (!segment.includes('%')) return segment;
   try {

@@ -184,10 +184,23 @@ export function loadLogSettings(env: EnvReader = new EnvReader()): LogSettings {
   });
 }
 
+export const HTTP_TRANSPORTS = ['auto', 'uws', 'node'] as const;
+export type HttpTransportSetting = (typeof HTTP_TRANSPORTS)[number];
+
+/**
+ * SLUICE_HTTP_TRANSPORT: `uws`, `node`, or unset/`auto` (a uWS build that loads, else node:http).
+ * Read here for the core settings, and by the HTTP core for servers started without them.
+ */
+export function loadHttpTransportSetting(env: EnvReader = new EnvReader()): HttpTransportSetting {
+  return env.enumeration('SLUICE_HTTP_TRANSPORT', HTTP_TRANSPORTS, 'auto');
+}
+
 export interface CoreSettings {
   readonly dataDir: string;
   /** Front-end worker threads, each running the uWS apps on the shared ports. */
   readonly threads: number;
+  /** Which HTTP transport serves (SLUICE_HTTP_TRANSPORT). */
+  readonly httpTransport: HttpTransportSetting;
   readonly log: LogSettings;
   /** Accepted as an admin key in addition to the stored keys (scripted set-ups, tests). */
   readonly adminToken: string | undefined;
@@ -201,6 +214,7 @@ export function loadCoreSettings(env: EnvReader = new EnvReader()): CoreSettings
   return Object.freeze({
     dataDir: resolve(env.string('SLUICE_DATA_DIR', './data')),
     threads: env.int('SLUICE_THREADS', availableParallelism(), { min: 1, max: 256 }),
+    httpTransport: loadHttpTransportSetting(env),
     log: loadLogSettings(env),
     adminToken: env.optionalString('SLUICE_ADMIN_TOKEN'),
     shutdownGraceMs: env.duration('SLUICE_SHUTDOWN_GRACE', 10_000),

@@ -13,6 +13,7 @@ import {
   startHttpServer,
   type HttpServerHandle,
 } from '../../core/http/index.js';
+import type { HttpTransportSetting } from '../../core/settings/index.js';
 import type { RuleSet } from '../config/rules.js';
 import type { SharedStatsTable } from '../stats/shared-table.js';
 import { errorBody } from './http.js';
@@ -130,6 +131,8 @@ export function startDebugServer(options: {
   profiling: boolean;
   sources: DebugSources;
   log: Logger;
+  /** SLUICE_HTTP_TRANSPORT (default: read from the environment). */
+  transport?: HttpTransportSetting;
 }): Promise<HttpServerHandle> {
   return startHttpServer({
     name: 'ratelimit-debug',
@@ -138,5 +141,6 @@ export function startDebugServer(options: {
     router: debugRouter(options.sources, { profiling: options.profiling }),
     errorBody,
     log: options.log,
+    ...(options.transport === undefined ? {} : { transport: options.transport }),
   });
 }

@@ -10,6 +10,7 @@ import {
   type HttpResponse,
   type HttpServerHandle,
 } from '../../core/http/index.js';
+import type { HttpTransportSetting } from '../../core/settings/index.js';
 import type { Decider } from './decider.js';
 import { answerJson, type JsonAnswer } from './json-endpoint.js';
 
@@ -26,6 +27,10 @@ export interface RatelimitHttpOptions {
   decider: Decider;
   health: HealthRegistry;
   log: Logger;
+  /** SLUICE_HTTP_TRANSPORT (default: read from the environment). */
+  transport?: HttpTransportSetting;
+  /** This front-end thread: every thread serves this port. */
+  thread?: number;
 }
 
 export function ratelimitRouter(decider: Decider, health: HealthRegistry): Router {
@@ -84,5 +89,7 @@ export function startRatelimitHttp(options: RatelimitHttpOptions): Promise<HttpS
     errorBody,
     maxBodyBytes: options.maxRequestBytes,
     log: options.log,
+    ...(options.transport === undefined ? {} : { transport: options.transport }),
+    ...(options.thread === undefined ? {} : { thread: options.thread }),
   });
 }

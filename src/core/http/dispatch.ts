@@ -1,0 +1,228 @@
+// What every transport shares once a request has arrived: routing through our Router (so 404/405
+// bodies and headers are ours), auth before the handler and before any body byte is read, body
+// limits, the error envelope for every failure, and the bookkeeping of a draining close. A
+// transport builds an Exchange for each request and hands it to `handle` (or to `upgrade` for a
+// WebSocket request); the behaviour a client sees therefore cannot differ between transports.
+
+import { AUTH_CHALLENGE, BASIC_CHALLENGE, parseAuthorization } from '../auth/credentials.js';
+import { hasScope } from '../auth/types.js';
+import { BodyReader, tooLarge } from './body.js';
+import type { Exchange, ExchangeHooks } from './exchange.js';
+import type { WebSocketRoute } from './router.js';
+import type { HttpServerHandle, HttpServerOptions } from './server.js';
+import { displayUrl, type TransportInfo } from './transport.js';
+import { HttpError } from './types.js';
+
+const DEFAULT_MAX_BODY = 1024 * 1024;
+
+export class HttpCore {
+  readonly inflight = new Set<Exchange>();
+  readonly hooks: ExchangeHooks;
+  private readonly maxBody: number;
+  private isDraining = false;
+  private drained: (() => void) | undefined;
+
+  constructor(readonly options: HttpServerOptions) {
+    this.maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+    this.hooks = {
+      errorBody: options.errorBody,
+      draining: () => this.isDraining,
+      finished: (exchange) => {
+        this.inflight.delete(exchange);
+        if (this.isDraining && this.inflight.size === 0) this.drained?.();
+      },
+      failed: (exchange, error) => this.answerError(exchange, error),
+    };
+  }
+
+  get draining(): boolean {
+    return this.isDraining;
+  }
+
+  /** An HTTP request whose head has arrived: route, authenticate, attach the body, run the handler. */
+  handle(exchange: Exchange): void {
+    this.inflight.add(exchange);
+    const { method, path, headers } = exchange.request;
+    const match = this.options.router.match(method, path);
+    if (match.kind === 'not-found') {
+      return exchange.error(404, 'not_found', `no route for ${method} ${path}`);
+    }
+    if (match.kind === 'method-not-allowed') {
+      exchange.header('allow', match.allow.join(', '));
+      return exchange.error(
+        405,
+        'method_not_allowed',
+        `${method} is not allowed on ${path}; allowed: ${match.allow.join(', ')}`,
+      );
+    }
+    const { route, params } = match;
+    exchange.request.params = params;
+
+    const declared = headers['content-length'];
+    const hasBody =
+      (declared !== undefined && declared !== '0') || headers['transfer-encoding'] !== undefined;
+
+    // The key is checked before any body byte is read, so a client without one cannot make the
+    // server buffer up to the route's limit. A refused request's body is never read: its
+    // connection closes after the answer, so the unread bytes cannot be taken as a request.
+    let denied: HttpError | undefined;
+    try {
+      denied = this.authenticate(exchange, this.scopeFor(method, route.options.scope));
+    } catch (error) {
+      if (hasBody) exchange.closeAfterResponse();
+      return this.answerError(exchange, error);
+    }
+    if (denied) {
+      if (hasBody) exchange.closeAfterResponse();
+      return exchange.fail(denied);
+    }
+
+    if (hasBody) {
+      const limit = route.options.maxBodyBytes ?? this.maxBody;
+      if (declared !== undefined && Number(declared) > limit) {
+        return exchange.closeAfterResponse().fail(tooLarge(limit));
+      }
+      const reader = new BodyReader(exchange, limit, (error) => {
+        if (!exchange.sent) exchange.closeAfterResponse().fail(error);
+      });
+      exchange.attachBody(reader);
+      exchange.request.setBodyReader(reader);
+    }
+
+    this.run(exchange, () => route.handler(exchange.request, exchange));
+  }
+
+  /**
+   * A WebSocket upgrade request for `route` (params already bound): authenticate, ask the
+   * route's `upgrade` handler for the socket's data, then `accept` it — unless the client left
+   * or the handler refused (that answer goes out through the exchange).
+   */
+  upgrade(exchange: Exchange, route: WebSocketRoute, accept: (data: Record<string, unknown>) => void): void {
+    this.inflight.add(exchange);
+    this.run(exchange, async () => {
+      const denied = this.authenticate(exchange, this.scopeFor('GET', route.options.scope));
+      if (denied) return exchange.fail(denied);
+      const data = await route.handlers.upgrade(exchange.request);
+      if (exchange.aborted) return;
+      exchange.sent = true;
+      accept(data);
+      this.inflight.delete(exchange);
+    });
+  }
+
+  /**
+   * Marks the server draining (answers from now on close their connection), waits up to
+   * `graceMs` for in-flight requests, then closes the connections of those still running.
+   * The transport stops listening before calling this.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.isDraining = true;
+    if (this.inflight.size > 0) {
+      await new Promise<void>((resolve) => {
+        this.drained = resolve;
+        setTimeout(resolve, graceMs).unref();
+      });
+    }
+    for (const exchange of this.inflight) {
+      if (!exchange.aborted) exchange.forceClose();
+    }
+  }
+
+  /**
+   * The handle a transport returns. Its close runs once: `stopListening`, the draining wait,
+   * then `closeRest` for what is still open (WebSockets, idle connections).
+   */
+  serverHandle(
+    port: number,
+    transport: TransportInfo,
+    stopListening: () => void,
+    closeRest: () => void,
+  ): HttpServerHandle {
+    const { host, name, log } = this.options;
+    let closed = false;
+    return {
+      host,
+      port,
+      url: displayUrl(host, port),
+      listening: true,
+      transport,
+      close: async (graceMs = 10_000) => {
+        if (closed) return;
+        closed = true;
+        stopListening();
+        await this.drain(graceMs);
+        closeRest();
+        log?.debug({ service: name }, 'http server closed');
+      },
+    };
+  }
+
+  answerError(exchange: Exchange, error: unknown): void {
+    if (error instanceof HttpError) {
+      if (exchange.sent) return;
+      exchange.fail(error);
+      return;
+    }
+    this.options.log?.error(
+      { err: error, requestId: exchange.requestId, path: exchange.request.path },
+      'request handler failed',
+    );
+    if (!exchange.sent)
+      exchange.error(
+        500,
+        'internal',
+        'internal server error; see the server log for request ' + exchange.requestId,
+      );
+  }
+
+  private run(exchange: Exchange, handler: () => void | Promise<void>): void {
+    let result: void | Promise<void>;
+    try {
+      result = handler();
+    } catch (error) {
+      this.answerError(exchange, error);
+      return;
+    }
+    if (result && typeof result.then === 'function') {
+      result.then(undefined, (error: unknown) => this.answerError(exchange, error));
+    }
+  }
+
+  private authenticate(exchange: Exchange, scope: string | false): HttpError | undefined {
+    const authenticator = this.options.authenticator;
+    if (!authenticator || scope === false) return undefined;
+    const credentials = parseAuthorization(exchange.request.headers['authorization']);
+    if (credentials.kind === 'missing') {
+      return new HttpError(
+        401,
+        'unauthorized',
+        'missing API key: send Authorization: Bearer <API key> (or HTTP Basic with the key as the password)',
+        undefined,
+        { 'www-authenticate': AUTH_CHALLENGE },
+      );
+    }
+    if (credentials.kind === 'malformed') {
+      return new HttpError(401, 'unauthorized', credentials.reason, undefined, {
+        'www-authenticate': BASIC_CHALLENGE,
+      });
+    }
+    const principal = authenticator.authenticate(credentials.key);
+    if (!principal) {
+      return new HttpError(401, 'unauthorized', 'invalid or revoked API key', undefined, {
+        'www-authenticate': credentials.scheme === 'basic' ? BASIC_CHALLENGE : 'Bearer error="invalid_token"',
+      });
+    }
+    if (!hasScope(principal, scope)) {
+      return new HttpError(403, 'forbidden', `this API key lacks the scope ${scope}`);
+    }
+    exchange.request.principal = principal;
+    return undefined;
+  }
+
+  private scopeFor(method: string, routeScope: string | false | undefined): string | false {
+    if (routeScope !== undefined) return routeScope;
+    const def = this.options.defaultScope;
+    if (typeof def === 'function') return def(method);
+    return def ?? false;
+  }
+}

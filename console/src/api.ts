@@ -52,7 +52,12 @@ export async function request(path: string, options: ApiOptions = {}): Promise<R
   }
   let response: Response;
   try {
-    response = await fetch(path, { method: options.method ?? 'GET', headers, body, signal: options.signal ?? null });
+    response = await fetch(path, {
+      method: options.method ?? 'GET',
+      headers,
+      body,
+      signal: options.signal ?? null,
+    });
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiFailure(0, 'unreachable', 'The service did not answer; it may be down.');

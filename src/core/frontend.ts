@@ -4,6 +4,7 @@
 
 import type { MessagePort } from 'node:worker_threads';
 import { openKeyStore } from './auth/index.js';
+import { ServiceDirectory } from './directory.js';
 import { HealthRegistry } from './health.js';
 import { configureLogging, createLogger } from './log.js';
 import type { RunningService, ServiceName } from './service.js';
@@ -49,6 +50,7 @@ export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promis
     const core = loadCoreSettings(env);
     keys = openKeyStore(core.dataDir, core.adminToken);
     const addresses: Record<string, Record<string, string>> = {};
+    const directory = new ServiceDirectory(data.services);
     for (const name of data.services) {
       if (!SERVICES[name].allThreads && data.index !== 0) continue;
       const module = await SERVICES[name].load();
@@ -60,6 +62,7 @@ export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promis
         auth: keys,
         thread: { index: data.index, count: data.count },
         shared: data.shared[name] ?? {},
+        directory,
       });
       running.push(service);
       addresses[name] = { ...service.addresses };

@@ -6,6 +6,7 @@
 import type { HttpServerHandle } from '../core/http/index.js';
 import type { RunningGrpcServer } from '../core/grpc/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
+import { consoleCors, mountConsole } from '../core/console/routes.js';
 import { loadCoreSettings, type EnvReader } from '../core/settings/index.js';
 import { ConfigManager } from './config/manager.js';
 import { FileConfigProvider, type ConfigProvider } from './config/provider.js';
@@ -138,9 +139,12 @@ export async function startRatelimit(
       decider,
       health,
       log,
+      extend: (router) => mountConsole(router, { self: 'ratelimit', ctx }),
+      cors: consoleCors('ratelimit', ctx),
     });
     servers.push(http);
     addresses.http = http.url;
+    ctx.directory?.publish('ratelimit', http.port);
     // gRPC runs on thread 0, or on every thread (one port each) with GRPC_THREAD_PORTS.
     const threadPorts = settings.grpc.threadPorts && settings.grpc.uds === undefined;
     if (primary || threadPorts) {

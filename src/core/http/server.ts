@@ -5,10 +5,16 @@
 
 import uWS from 'uWebSockets.js';
 import type { Logger } from '../log.js';
-import { AUTH_CHALLENGE, BASIC_CHALLENGE, parseAuthorization } from '../auth/credentials.js';
+import {
+  AUTH_CHALLENGE,
+  BASIC_CHALLENGE,
+  bearerFromSubprotocols,
+  parseAuthorization,
+} from '../auth/credentials.js';
 import { hasScope, type Authenticator } from '../auth/types.js';
 import { requestIdFrom } from '../ids.js';
 import { BodyReader, tooLarge } from './body.js';
+import { corsFor, type CorsPolicy } from './cors.js';
 import { Exchange } from './exchange.js';
 import { safeDecode, type Router } from './router.js';
 import { HttpError, type ErrorBodyFactory, type WebSocketConnection } from './types.js';
@@ -28,6 +34,8 @@ export interface HttpServerOptions {
   /** Scope required by routes that name none; a function may pick it by method. */
   defaultScope?: string | false | ((method: string) => string | false);
   log?: Logger;
+  /** Origins of other pages allowed to call this server (the console under `sluice serve`). */
+  cors?: CorsPolicy;
 }
 
 export interface HttpServerHandle {
@@ -138,6 +146,14 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
       upgrade: (res, req, context) => {
         const headers: Record<string, string> = {};
         req.forEach((k, v) => (headers[k] = v));
+        // A browser's key comes as a subprotocol (credentials.ts); the answer then names only
+        // the plain protocol, and the key is handled as if it came in an Authorization header.
+        const subprotocolKey = bearerFromSubprotocols(headers['sec-websocket-protocol']);
+        if (subprotocolKey) {
+          headers['sec-websocket-protocol'] = subprotocolKey.reply;
+          if (headers['authorization'] === undefined)
+            headers['authorization'] = `Bearer ${subprotocolKey.key}`;
+        }
         const url = req.getUrl();
         const exchange = new Exchange(
           res,
@@ -206,6 +222,21 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     );
     inflight.add(exchange);
     res.onAborted(() => exchange.handleAbort());
+
+    if (options.cors) {
+      const cors = corsFor(options.cors, method, headers);
+      if (cors) {
+        for (const [k, v] of cors.headers) exchange.header(k, v);
+        if (cors.preflight) {
+          if (cors.allowed) return exchange.send(undefined, 204);
+          return exchange.error(
+            403,
+            'forbidden',
+            `cross-origin calls from ${headers['origin']} are not allowed`,
+          );
+        }
+      }
+    }
 
     const match = options.router.match(method, path);
     if (match.kind === 'not-found') {

@@ -10,6 +10,7 @@ import {
   type HttpResponse,
   type HttpServerHandle,
 } from '../../core/http/index.js';
+import type { CorsPolicy } from '../../core/http/cors.js';
 import type { Decider } from './decider.js';
 import { answerJson, type JsonAnswer } from './json-endpoint.js';
 
@@ -26,6 +27,9 @@ export interface RatelimitHttpOptions {
   decider: Decider;
   health: HealthRegistry;
   log: Logger;
+  /** Adds routes beside the decision API (the web console). */
+  extend?: (router: Router) => void;
+  cors?: CorsPolicy | undefined;
 }
 
 export function ratelimitRouter(decider: Decider, health: HealthRegistry): Router {
@@ -76,11 +80,14 @@ function send(res: HttpResponse, answer: JsonAnswer): void {
 }
 
 export function startRatelimitHttp(options: RatelimitHttpOptions): Promise<HttpServerHandle> {
+  const router = ratelimitRouter(options.decider, options.health);
+  options.extend?.(router);
   return startHttpServer({
     name: 'ratelimit',
     host: options.host,
     port: options.port,
-    router: ratelimitRouter(options.decider, options.health),
+    router,
+    ...(options.cors ? { cors: options.cors } : {}),
     errorBody,
     maxBodyBytes: options.maxRequestBytes,
     log: options.log,

@@ -19,7 +19,7 @@ export function Evaluators({ id }: { id: string }) {
       <h1>Evaluators</h1>
       <AutomationNav id={id} current="/evaluators" />
       <Show loaded={config} what="the evaluator config">
-        {(c) => <Editor key={c.yaml} id={id} stored={c} onSaved={config.setData} />}
+        {(c) => <Editor id={id} stored={c} onSaved={config.setData} />}
       </Show>
     </div>
   );

@@ -61,6 +61,8 @@ export function ReviewEditor({ run }: { run: Run }) {
     (signal) => api<AutomationDetail>(automationUrl(run.source.id), { signal }),
     [run.source.id],
   );
+  // Kept here: the form below starts afresh from each saved review.
+  const [saved, setSaved] = useState<string | null>(null);
   if (!run.finished) return <p class="sa-muted">A run can be reviewed once it has finished.</p>;
   return (
     <Show loaded={review} what="the review">
@@ -71,7 +73,12 @@ export function ReviewEditor({ run }: { run: Run }) {
             run={run}
             review={detail.review}
             schema={automation.data?.outputSchema ?? null}
-            onSaved={(next) => review.setData(next)}
+            onSaved={(next) => {
+              review.setData(next);
+              setSaved(next.review ? 'Review saved.' : 'Review deleted.');
+            }}
+            onEdit={() => setSaved(null)}
+            saved={saved}
           />
           {detail.review ? (
             <ExpectedFiles run={run} />
@@ -90,11 +97,15 @@ function ReviewForm({
   review,
   schema,
   onSaved,
+  onEdit,
+  saved,
 }: {
   run: Run;
   review: RunReview | null;
   schema: unknown;
   onSaved: (detail: RunReviewDetail) => void;
+  onEdit: () => void;
+  saved: string | null;
 }) {
   const [verdict, setVerdict] = useState<Verdict>(review?.verdict ?? '');
   const [status, setStatus] = useState<string>(review?.status ?? '');
@@ -108,7 +119,6 @@ function ReviewForm({
     ),
   );
   const [corrections, setCorrections] = useState<CorrectionDraft[]>((review?.corrections ?? []).map(draftOf));
-  const [saved, setSaved] = useState(false);
   const action = useAction();
   const check = useMemo(
     () => (useCorrected ? checkJsonText(corrected, schema) : null),
@@ -118,7 +128,7 @@ function ReviewForm({
 
   const save = () =>
     action.run(async () => {
-      setSaved(false);
+      onEdit();
       const body: Record<string, unknown> = {
         verdict: verdict === '' ? null : verdict,
         note,
@@ -137,9 +147,7 @@ function ReviewForm({
         })),
       };
       if (status) body.status = status;
-      const next = await api<RunReviewDetail>(runUrl(run.id, '/reviews'), { method: 'PUT', body });
-      setSaved(true);
-      onSaved(next);
+      onSaved(await api<RunReviewDetail>(runUrl(run.id, '/reviews'), { method: 'PUT', body }));
     });
   const clear = () =>
     action.run(async () => {
@@ -315,7 +323,7 @@ function ReviewForm({
           </button>
         ) : null}
         <span role="status" class="sa-ok">
-          {saved ? 'Review saved.' : ''}
+          {saved ?? ''}
         </span>
       </div>
       <Failure error={action.error} title="The review was not saved" />

@@ -19,6 +19,11 @@ import { browserSkipReason, launchBrowser, openPage, startSluice } from '../test
 const runs = Number(process.argv[2] ?? 100_000);
 const pages = Number(process.argv[3] ?? 20);
 
+/** The page's globals this script reads (the project's TypeScript has no DOM library). */
+interface PageGlobals {
+  document: { body: { dataset: Record<string, string | undefined> } };
+}
+
 interface Sample {
   render: number;
   total: number;
@@ -46,13 +51,18 @@ async function main(): Promise<void> {
     await page.goto(sluice.console);
     await page.getByLabel('API key').fill(sluice.token);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForFunction(`!document.querySelector('input[name="api-key"]')`);
+    // Signed in once the shell shows the key's identity; its own start navigation is done then.
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
 
     const samples: Sample[] = [];
     const ceiling: number[] = [];
-    await page.evaluate(`location.hash = '#/automation/runs'`);
+    await page.getByRole('link', { name: 'Runs', exact: true }).click();
     for (let i = 1; i <= pages; i++) {
-      await page.waitForFunction(`document.body.dataset.runsPage === '${i}'`);
+      // A function, not a string: the console's CSP forbids the eval a string predicate needs.
+      await page.waitForFunction(
+        (n) => (globalThis as unknown as PageGlobals).document.body.dataset.runsPage === String(n),
+        i,
+      );
       samples.push(
         await page.evaluate<Sample>(`(() => {
           const last = (name) => performance.getEntriesByName(name, 'measure').pop()?.duration ?? NaN;
@@ -95,6 +105,10 @@ async function main(): Promise<void> {
         '',
       ].join('\n'),
     );
+  } catch (err) {
+    const pages = browser.contexts().flatMap((c) => c.pages());
+    if (pages[0]) await pages[0].screenshot({ path: join(tmpdir(), 'console-runs-bench-failure.png') });
+    throw err;
   } finally {
     await browser.close();
     await sluice.stop();

@@ -48,6 +48,7 @@ describe('console: automation section', { skip }, () => {
     await page.goto(sluice.console);
     await page.getByLabel('API key').fill(sluice.token);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
     await go('#/automation');
     const row = page.getByRole('link', { name: 'Text report' });
     await row.waitFor();

@@ -37,6 +37,26 @@ export const BOUNDARIES = [
   },
 ];
 
+// Ways a string becomes HTML in a page; test/lint/console-text.test.ts checks the rule holds.
+export const CONSOLE_NO_HTML = [
+  {
+    selector: "JSXAttribute[name.name='dangerouslySetInnerHTML']",
+    message: 'the console renders API values as text; dangerouslySetInnerHTML is not allowed',
+  },
+  {
+    selector: "MemberExpression[property.name=/^(innerHTML|outerHTML)$/]",
+    message: 'the console renders API values as text; use textContent',
+  },
+  {
+    selector: "CallExpression[callee.property.name=/^(insertAdjacentHTML|createContextualFragment|write|writeln)$/]",
+    message: 'the console renders API values as text; no HTML parsing from strings',
+  },
+  {
+    selector: "NewExpression[callee.name='DOMParser']",
+    message: 'the console renders API values as text; no HTML parsing from strings',
+  },
+];
+
 const restriction = (b) => ({
   group: [b.module, `${b.module}/*`],
   message: `${b.module} is imported only in ${b.allowed.join(', ')}; use ${b.use}.`,
@@ -92,5 +112,7 @@ export default tseslint.config(
     },
   },
   { files: ['src/**/*.ts', 'workers/**/*.ts'], rules: boundaryRules(undefined) },
+  // The console renders every value from an API as text: no HTML strings into the page, ever.
+  { files: ['console/**/*.ts', 'console/**/*.tsx'], rules: { 'no-restricted-syntax': ['error', ...CONSOLE_NO_HTML] } },
   ...BOUNDARIES.map((b) => ({ files: b.allowed, rules: boundaryRules(b) })),
 );

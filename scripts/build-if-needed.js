@@ -1,7 +1,8 @@
 // Builds dist/ with tsc when any source file is newer than the last build, so `npm start` and
 // the `sluice` command work on a fresh clone without a separate build step. A production install
 // (`npm prune --omit=dev` after `npm run build`, docs/deployment.md) has no TypeScript: there the
-// built dist/ runs as it is.
+// built dist/ runs as it is. The web console (console/ → dist/console/) is rebuilt the same way
+// when its sources are newer than its last build and esbuild is installed.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -28,6 +29,7 @@ export async function ensureBuilt() {
     process.stderr.write('sluice: dist/ is missing and TypeScript is not installed: run `npm ci && npm run build`\n');
     process.exit(1);
   }
+  await ensureConsoleBuilt();
   const sources = Math.max(
     newestMtime(join(root, 'src')),
     newestMtime(join(root, 'workers')),
@@ -42,4 +44,13 @@ export async function ensureBuilt() {
   }
   const { writeFileSync } = await import('node:fs');
   writeFileSync(stamp, new Date().toISOString());
+}
+
+/** Rebuilds dist/console when console/ changed; a production install keeps the shipped one. */
+export async function ensureConsoleBuilt() {
+  if (!existsSync(join(root, 'node_modules', 'esbuild'))) return;
+  const { buildConsole, consoleNeedsBuild } = await import('./build-console.js');
+  if (!consoleNeedsBuild()) return;
+  process.stderr.write('sluice: building the console (esbuild)…\n');
+  await buildConsole({ quiet: true });
 }

@@ -13,11 +13,21 @@ export function storeKey(key: string | null): void {
   else sessionStorage.setItem(KEY_ITEM, key);
 }
 
+/** One entry of the automation API's error envelope (`{issues: [{field, message, code, severity}]}`). */
+export interface ApiIssue {
+  field: string;
+  message: string;
+  code: string;
+  severity: string;
+}
+
 export class ApiFailure extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Every issue of an error envelope that lists them (empty otherwise). */
+    readonly issues: ApiIssue[] = [],
   ) {
     super(message);
   }
@@ -52,7 +62,12 @@ export async function request(path: string, options: ApiOptions = {}): Promise<R
   }
   let response: Response;
   try {
-    response = await fetch(path, { method: options.method ?? 'GET', headers, body, signal: options.signal ?? null });
+    response = await fetch(path, {
+      method: options.method ?? 'GET',
+      headers,
+      body,
+      signal: options.signal ?? null,
+    });
   } catch (err) {
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiFailure(0, 'unreachable', 'The service did not answer; it may be down.');
@@ -64,8 +79,26 @@ export async function request(path: string, options: ApiOptions = {}): Promise<R
 async function failureOf(response: Response): Promise<ApiFailure> {
   let code = `http_${response.status}`;
   let message = response.statusText || `HTTP ${response.status}`;
+  let issues: ApiIssue[] = [];
   try {
     const body = (await response.json()) as Record<string, unknown>;
+    // The automation API answers {issues: [...], requestId}: the issues carry the code and text.
+    if (Array.isArray(body.issues)) {
+      const text = (v: unknown, fallback: string) => (typeof v === 'string' ? v : fallback);
+      issues = (body.issues as Record<string, unknown>[]).map((i) => ({
+        field: text(i.field, ''),
+        message: text(i.message, ''),
+        code: text(i.code, ''),
+        severity: text(i.severity, 'error'),
+      }));
+      const first = issues[0];
+      if (first) {
+        code = first.code || code;
+        message = issues
+          .map((i) => (i.field && i.field !== '<root>' ? `${i.field}: ${i.message}` : i.message))
+          .join('; ');
+      }
+    }
     const error = (body.error ?? body) as Record<string, unknown>;
     if (typeof error.code === 'string' || typeof error.code === 'number') code = String(error.code);
     else if (typeof body.error_code === 'number') code = String(body.error_code);
@@ -74,5 +107,5 @@ async function failureOf(response: Response): Promise<ApiFailure> {
   } catch {
     // not JSON: keep the status line
   }
-  return new ApiFailure(response.status, code, message);
+  return new ApiFailure(response.status, code, message, issues);
 }

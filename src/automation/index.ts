@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
+import { mountConsole } from '../core/console/routes.js';
 import { ArchivePool } from './archives/pool.js';
 import { openAutomationDb, type AutomationDb } from './db.js';
 import { RunPool } from './executor/pool.js';
@@ -190,6 +191,7 @@ export async function startAutomation(
         router.route(route.method, toRouterPattern(prefix, route.path), handler, options);
     }
 
+    mountConsole(router, { self: 'automation', ctx });
     const server = await startHttpServer({
       name: 'automation',
       host: settings.host,
@@ -203,6 +205,7 @@ export async function startAutomation(
       log,
       transport: ctx.core.httpTransport,
     });
+    ctx.directory?.publish('automation', server.port);
     ctx.health.register('automation', true);
     log.info(
       { url: server.url, registry: repo.path, poolThreads: settings.poolThreads },

@@ -4,6 +4,7 @@
 
 import type { MessagePort } from 'node:worker_threads';
 import { openKeyStore } from './auth/index.js';
+import { ServiceDirectory } from './directory.js';
 import { HealthRegistry } from './health.js';
 import { describeTransport, resolveTransport } from './http/index.js';
 import { configureLogging, createLogger } from './log.js';
@@ -59,6 +60,7 @@ export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promis
     const transport = resolveTransport(core.httpTransport).info;
     keys = openKeyStore(core.dataDir, core.adminToken);
     const addresses: Record<string, Record<string, string>> = {};
+    const directory = new ServiceDirectory(data.services);
     for (const name of data.services) {
       if (!SERVICES[name].allThreads && data.index !== 0) continue;
       const module = await SERVICES[name].load();
@@ -72,6 +74,7 @@ export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promis
         auth: keys,
         thread: { index: data.index, count: data.count },
         shared: data.shared[name] ?? {},
+        directory,
       });
       running.push(service);
       addresses[name] = { ...service.addresses };

@@ -5,6 +5,7 @@ import type { Logger } from './log.js';
 import type { Authenticator } from './auth/types.js';
 import type { HealthRegistry } from './health.js';
 import type { CoreSettings, EnvReader } from './settings/index.js';
+import type { ServiceDirectory } from './directory.js';
 
 export interface ServiceContext {
   readonly core: CoreSettings;
@@ -16,6 +17,8 @@ export interface ServiceContext {
   readonly thread: { readonly index: number; readonly count: number };
   /** Shared memory made once by the main thread (prepare<Service>Shared) and given to every thread. */
   readonly shared: Readonly<Record<string, SharedArrayBuffer>>;
+  /** The services of this process and their ports (absent: the service runs alone, as in tests). */
+  readonly directory?: ServiceDirectory;
 }
 
 export interface RunningService {

@@ -6,6 +6,7 @@
 import type { HttpServerHandle } from '../core/http/index.js';
 import type { RunningGrpcServer } from '../core/grpc/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
+import { consoleCors, mountConsole } from '../core/console/routes.js';
 import { loadCoreSettings, type EnvReader } from '../core/settings/index.js';
 import { ConfigManager } from './config/manager.js';
 import { FileConfigProvider, type ConfigProvider } from './config/provider.js';
@@ -140,10 +141,15 @@ export async function startRatelimit(
       log,
       transport: ctx.core.httpTransport,
       thread: ctx.thread.index,
+      extend: (router) => mountConsole(router, { self: 'ratelimit', ctx }),
+      cors: consoleCors('ratelimit', ctx),
     });
     servers.push(http);
     // Where node:http cannot share the port between threads, thread 0 alone serves it.
-    if (http.listening) addresses.http = http.url;
+    if (http.listening) {
+      addresses.http = http.url;
+      ctx.directory?.publish('ratelimit', http.port);
+    }
     // gRPC runs on thread 0, or on every thread (one port each) with GRPC_THREAD_PORTS.
     const threadPorts = settings.grpc.threadPorts && settings.grpc.uds === undefined;
     if (primary || threadPorts) {

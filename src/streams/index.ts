@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { startHttpServer } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
+import { consoleCors, mountConsole } from '../core/console/routes.js';
 import { ConsumerGroups } from './groups/coordinator.js';
 import { openGroupStore } from './groups/open.js';
 import { streamsErrorBody } from './http/errors.js';
@@ -83,6 +84,8 @@ export async function startStreams(
     partitioner: new Partitioner(),
     baseUrl: () => url,
   });
+  mountConsole(router, { self: 'streams', ctx });
+  const cors = consoleCors('streams', ctx);
   let server;
   try {
     server = await startHttpServer({
@@ -96,6 +99,7 @@ export async function startStreams(
       defaultScope: 'streams:read',
       log,
       transport: ctx.core.httpTransport,
+      ...(cors ? { cors } : {}),
     });
   } catch (error) {
     groups.close();
@@ -105,6 +109,7 @@ export async function startStreams(
     throw error;
   }
   url = server.url;
+  ctx.directory?.publish('streams', server.port);
 
   const expiry = setInterval(
     () => {

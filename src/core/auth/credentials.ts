@@ -52,3 +52,24 @@ export function parseAuthorization(header: string | undefined): Credentials {
   }
   return { kind: 'key', scheme: 'basic', key };
 }
+
+/** The WebSocket subprotocol a browser offers beside `sluice.bearer.<key>`; the server picks it. */
+export const WS_PROTOCOL = 'sluice';
+const WS_BEARER = 'sluice.bearer.';
+
+/**
+ * Browsers cannot set an Authorization header on a WebSocket, so the console offers the key as a
+ * subprotocol (`Sec-WebSocket-Protocol: sluice, sluice.bearer.<key>`), the way Kubernetes takes
+ * a bearer token from browsers: a header, never the URL. The answer names `sluice`, never the
+ * key. Undefined when no such protocol was offered.
+ */
+export function bearerFromSubprotocols(
+  header: string | undefined,
+): { key: string; reply: string } | undefined {
+  if (header === undefined) return undefined;
+  const offered = header.split(',').map((p) => p.trim());
+  const bearer = offered.find((p) => p.startsWith(WS_BEARER));
+  if (bearer === undefined) return undefined;
+  const key = bearer.slice(WS_BEARER.length);
+  return { key, reply: offered.includes(WS_PROTOCOL) ? WS_PROTOCOL : '' };
+}

@@ -4,9 +4,15 @@
 // transport builds an Exchange for each request and hands it to `handle` (or to `upgrade` for a
 // WebSocket request); the behaviour a client sees therefore cannot differ between transports.
 
-import { AUTH_CHALLENGE, BASIC_CHALLENGE, parseAuthorization } from '../auth/credentials.js';
+import {
+  AUTH_CHALLENGE,
+  BASIC_CHALLENGE,
+  bearerFromSubprotocols,
+  parseAuthorization,
+} from '../auth/credentials.js';
 import { hasScope } from '../auth/types.js';
 import { BodyReader, tooLarge } from './body.js';
+import { corsFor } from './cors.js';
 import type { Exchange, ExchangeHooks } from './exchange.js';
 import type { WebSocketRoute } from './router.js';
 import type { HttpServerHandle, HttpServerOptions } from './server.js';
@@ -14,6 +20,16 @@ import { displayUrl, type TransportInfo } from './transport.js';
 import { HttpError } from './types.js';
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
+
+/**
+ * The subprotocol a WebSocket answer names: a browser offering its key as a subprotocol
+ * (credentials.ts) gets the plain protocol back, never the key; otherwise the first offered.
+ */
+export function answeredSubprotocol(offered: string | undefined): string {
+  const key = bearerFromSubprotocols(offered);
+  if (key) return key.reply;
+  return offered?.split(',')[0]?.trim() ?? '';
+}
 
 export class HttpCore {
   readonly inflight = new Set<Exchange>();
@@ -43,6 +59,20 @@ export class HttpCore {
   handle(exchange: Exchange): void {
     this.inflight.add(exchange);
     const { method, path, headers } = exchange.request;
+    if (this.options.cors) {
+      const cors = corsFor(this.options.cors, method, headers);
+      if (cors) {
+        for (const [k, v] of cors.headers) exchange.header(k, v);
+        if (cors.preflight) {
+          if (cors.allowed) return exchange.send(undefined, 204);
+          return exchange.error(
+            403,
+            'forbidden',
+            `cross-origin calls from ${headers['origin']} are not allowed`,
+          );
+        }
+      }
+    }
     const match = this.options.router.match(method, path);
     if (match.kind === 'not-found') {
       return exchange.error(404, 'not_found', `no route for ${method} ${path}`);
@@ -99,8 +129,13 @@ export class HttpCore {
    */
   upgrade(exchange: Exchange, route: WebSocketRoute, accept: (data: Record<string, unknown>) => void): void {
     this.inflight.add(exchange);
+    // Browsers cannot set an Authorization header on a WebSocket; their key may come as a
+    // subprotocol instead (credentials.ts), taken as if it were that header.
+    const headers = exchange.request.headers;
+    const offered = bearerFromSubprotocols(headers['sec-websocket-protocol']);
+    const authorization = headers['authorization'] ?? (offered ? `Bearer ${offered.key}` : undefined);
     this.run(exchange, async () => {
-      const denied = this.authenticate(exchange, this.scopeFor('GET', route.options.scope));
+      const denied = this.authenticate(exchange, this.scopeFor('GET', route.options.scope), authorization);
       if (denied) return exchange.fail(denied);
       const data = await route.handlers.upgrade(exchange.request);
       if (exchange.aborted) return;
@@ -188,10 +223,14 @@ export class HttpCore {
     }
   }
 
-  private authenticate(exchange: Exchange, scope: string | false): HttpError | undefined {
+  private authenticate(
+    exchange: Exchange,
+    scope: string | false,
+    authorization = exchange.request.headers['authorization'],
+  ): HttpError | undefined {
     const authenticator = this.options.authenticator;
     if (!authenticator || scope === false) return undefined;
-    const credentials = parseAuthorization(exchange.request.headers['authorization']);
+    const credentials = parseAuthorization(authorization);
     if (credentials.kind === 'missing') {
       return new HttpError(
         401,

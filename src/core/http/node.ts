@@ -19,7 +19,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { requestIdFrom } from '../ids.js';
 import type { BodyReader } from './body.js';
-import type { HttpCore } from './dispatch.js';
+import { answeredSubprotocol, type HttpCore } from './dispatch.js';
 import { Exchange, statusLine, type ExchangeHooks } from './exchange.js';
 import { bindWebSocketPattern, type WebSocketRoute } from './router.js';
 import type { HttpServerHandle, HttpServerOptions } from './server.js';
@@ -405,6 +405,7 @@ export async function startNodeServer(
         new WebSocketServer({
           noServer: true,
           clientTracking: false,
+          handleProtocols: (offered) => answeredSubprotocol([...offered].join(', ')) || false,
           maxPayload: route.options.maxPayloadBytes ?? 64 * 1024,
         }),
       );

@@ -7,6 +7,7 @@ import type { Authenticator } from '../auth/types.js';
 import { loadHttpTransportSetting, type HttpTransportSetting } from '../settings/index.js';
 import { HttpCore } from './dispatch.js';
 import { startNodeServer } from './node.js';
+import type { CorsPolicy } from './cors.js';
 import type { Router } from './router.js';
 import { resolveTransport, type TransportInfo } from './transport.js';
 import type { ErrorBodyFactory } from './types.js';
@@ -27,6 +28,8 @@ export interface HttpServerOptions {
   /** Scope required by routes that name none; a function may pick it by method. */
   defaultScope?: string | false | ((method: string) => string | false);
   log?: Logger;
+  /** Origins of other pages allowed to call this server (the console under `sluice serve`). */
+  cors?: CorsPolicy;
   /** The transport (default: SLUICE_HTTP_TRANSPORT, unset = auto). */
   transport?: HttpTransportSetting;
   /**

@@ -11,7 +11,7 @@ import type uWSTypes from 'uWebSockets.js';
 import type { HttpResponse as UwsResponse, WebSocket as UwsWebSocket } from 'uWebSockets.js';
 import { requestIdFrom } from '../ids.js';
 import type { BodyReader } from './body.js';
-import type { HttpCore } from './dispatch.js';
+import { answeredSubprotocol, type HttpCore } from './dispatch.js';
 import { Exchange, statusLine, type ExchangeHooks } from './exchange.js';
 import { bindWebSocketPattern, type WebSocketRoute } from './router.js';
 import type { HttpServerHandle, HttpServerOptions } from './server.js';
@@ -206,7 +206,7 @@ export async function startUwsServer(
         // uWS matched the route; a path it matched loosely (a trailing slash) binds no parameters.
         exchange.request.params = bindWebSocketPattern(wsRoute.pattern, url) ?? {};
         const key = headers['sec-websocket-key'] ?? '';
-        const protocol = headers['sec-websocket-protocol'] ?? '';
+        const protocol = answeredSubprotocol(headers['sec-websocket-protocol']);
         const extensions = headers['sec-websocket-extensions'] ?? '';
         core.upgrade(exchange, wsRoute, (data) =>
           res.cork(() =>

@@ -11,6 +11,7 @@ import {
   type HttpServerHandle,
 } from '../../core/http/index.js';
 import type { HttpTransportSetting } from '../../core/settings/index.js';
+import type { CorsPolicy } from '../../core/http/cors.js';
 import type { Decider } from './decider.js';
 import { answerJson, type JsonAnswer } from './json-endpoint.js';
 
@@ -31,6 +32,9 @@ export interface RatelimitHttpOptions {
   transport?: HttpTransportSetting;
   /** This front-end thread: every thread serves this port. */
   thread?: number;
+  /** Adds routes beside the decision API (the web console). */
+  extend?: (router: Router) => void;
+  cors?: CorsPolicy | undefined;
 }
 
 export function ratelimitRouter(decider: Decider, health: HealthRegistry): Router {
@@ -81,11 +85,14 @@ function send(res: HttpResponse, answer: JsonAnswer): void {
 }
 
 export function startRatelimitHttp(options: RatelimitHttpOptions): Promise<HttpServerHandle> {
+  const router = ratelimitRouter(options.decider, options.health);
+  options.extend?.(router);
   return startHttpServer({
     name: 'ratelimit',
     host: options.host,
     port: options.port,
-    router: ratelimitRouter(options.decider, options.health),
+    router,
+    ...(options.cors ? { cors: options.cors } : {}),
     errorBody,
     maxBodyBytes: options.maxRequestBytes,
     log: options.log,

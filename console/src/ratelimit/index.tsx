@@ -1,0 +1,3 @@
+import type { Section } from '../section.js';
+
+export const ratelimitSection: Section = { id: 'ratelimit', title: 'Rate limit', routes: [] };

@@ -1,0 +1,162 @@
+// The automation console's page logic that needs no browser: the corrected-output schema check,
+// the NDJSON line splitting of the experiment stream, placing evaluator issues at their lines,
+// the run list's query, and the review health chart's geometry.
+
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { healthGeometry } from '../../console/src/automation/health-chart.js';
+import { issuesByLine, lineOf, placeIssues } from '../../console/src/automation/issue-lines.js';
+import { LineSplitter, readNdjson } from '../../console/src/automation/ndjson.js';
+import { filtersFrom, runsQuery } from '../../console/src/automation/run-filters.js';
+import { checkAgainstSchema, checkJsonText } from '../../console/src/automation/schema-check.js';
+
+describe('corrected output schema check', () => {
+  const schema = {
+    type: 'object',
+    required: ['text', 'words'],
+    additionalProperties: false,
+    properties: {
+      text: { type: 'string', minLength: 1 },
+      words: { type: 'integer', minimum: 0 },
+      tags: { type: 'array', items: { enum: ['a', 'b'] }, uniqueItems: true },
+      kind: { $ref: '#/$defs/kind' },
+    },
+    $defs: { kind: { anyOf: [{ const: 'x' }, { type: 'number' }] } },
+  };
+
+  it('accepts a matching value', () => {
+    assert.deepEqual(checkAgainstSchema({ text: 'a b', words: 2, tags: ['a'], kind: 'x' }, schema), []);
+  });
+
+  it('names each problem with its JSON Pointer', () => {
+    const problems = checkAgainstSchema(
+      { text: '', words: 1.5, tags: ['a', 'c', 'a'], kind: 'y', extra: 1 },
+      schema,
+    );
+    const at = problems.map((p) => p.path).sort();
+    assert.deepEqual(at, ['', '/kind', '/tags', '/tags/1', '/text', '/words']);
+    assert.ok(problems.some((p) => p.path === '' && p.message.includes('"extra"')));
+    assert.ok(problems.some((p) => p.path === '/words' && p.message.includes('integer')));
+  });
+
+  it('reports missing required fields and wrong types at the root', () => {
+    assert.deepEqual(checkAgainstSchema({ text: 'x' }, schema), [
+      { path: '', message: 'is missing the required field "words"' },
+    ]);
+    assert.equal(checkAgainstSchema([1], schema)[0]?.message, 'must be object, is array');
+  });
+
+  it('ignores keywords it does not know and schemas that are not schemas', () => {
+    assert.deepEqual(checkAgainstSchema({ a: 1 }, { type: 'object', format: 'weird', 'x-ui': true }), []);
+    assert.deepEqual(checkAgainstSchema({ a: 1 }, null), []);
+    assert.deepEqual(checkAgainstSchema({ a: 1 }, true), []);
+  });
+
+  it('says when the text is not JSON', () => {
+    const r = checkJsonText('{"a": ', schema);
+    assert.equal(r.value, undefined);
+    assert.match(r.problems[0]!.message, /^not JSON/);
+    assert.deepEqual(checkJsonText('{"text":"t","words":0}', schema).problems, []);
+  });
+
+  it('reads tuples (prefixItems and draft-07 array items) and patterns', () => {
+    const tuple = { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false };
+    assert.deepEqual(checkAgainstSchema(['a', 1], tuple), []);
+    assert.deepEqual(
+      checkAgainstSchema(['a', 1, 2], tuple).map((p) => p.path),
+      ['/2'],
+    );
+    const legacy = { items: [{ type: 'string' }], additionalItems: { type: 'number' } };
+    assert.deepEqual(
+      checkAgainstSchema(['a', 'b'], legacy).map((p) => p.path),
+      ['/1'],
+    );
+    assert.equal(checkAgainstSchema('abc', { pattern: '^a+$' }).length, 1);
+  });
+});
+
+describe('NDJSON lines', () => {
+  it('splits chunks at newlines and keeps a partial line for the next chunk', () => {
+    const s = new LineSplitter();
+    assert.deepEqual(s.push('{"a":1}\n{"b"'), ['{"a":1}']);
+    assert.deepEqual(s.push(':2}\n\n'), ['{"b":2}']);
+    assert.deepEqual(s.push('{"c":3}'), []);
+    assert.deepEqual(s.push('\n'), ['{"c":3}']);
+  });
+
+  it('reads a stream whose chunks cut lines and characters anywhere', async () => {
+    const text = '{"n":1,"s":"é"}\n{"n":2}\n{"n":3}';
+    const bytes = new TextEncoder().encode(text);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 5) controller.enqueue(bytes.slice(i, i + 5));
+        controller.close();
+      },
+    });
+    const seen: unknown[] = [];
+    await readNdjson(stream, (v) => seen.push(v));
+    assert.deepEqual(seen, [{ n: 1, s: 'é' }, { n: 2 }, { n: 3 }]);
+  });
+});
+
+describe('evaluator issues at their lines', () => {
+  it('reads the line the service appends, and the one YAML syntax errors name', () => {
+    assert.equal(lineOf('is a threshold and must lie in [0, 1], got 3 (line 2)'), 2);
+    assert.equal(lineOf('YAML syntax error at line 3, column 5: bad (line 3)'), 3);
+    assert.equal(lineOf('YAML syntax error at line 7, column 1: bad'), 7);
+    assert.equal(lineOf('evaluators must be a list'), null);
+  });
+
+  it('groups issues by line for the gutter', () => {
+    const placed = placeIssues([
+      { field: 'evaluators.0.type', message: 'unknown type (line 4)' },
+      { field: 'evaluators.0.name', message: 'not kebab case (line 4)' },
+      { field: 'evaluators', message: 'missing' },
+    ]);
+    const byLine = issuesByLine(placed);
+    assert.deepEqual([...byLine.keys()], [4]);
+    assert.equal(byLine.get(4)!.length, 2);
+    assert.equal(placed[2]!.line, null);
+  });
+});
+
+describe('run list query', () => {
+  it('keeps known filters, drops unknown names, and adds limit and cursor', () => {
+    const filters = filtersFrom(
+      new URLSearchParams('status=failed&source=workflows.a&bogus=1&hasReview=true&tab=x'),
+    );
+    assert.deepEqual(filters, { status: 'failed', source: 'workflows.a', hasReview: 'true' });
+    const q = new URLSearchParams(runsQuery(filters, 50, 'abc'));
+    assert.equal(q.get('status'), 'failed');
+    assert.equal(q.get('limit'), '50');
+    assert.equal(q.get('cursor'), 'abc');
+    assert.equal(q.get('bogus'), null);
+    assert.equal(new URLSearchParams(runsQuery({}, 25, null)).get('cursor'), null);
+  });
+});
+
+describe('review health chart geometry', () => {
+  const box = { width: 120, height: 120, left: 10, right: 10, top: 10, bottom: 10 };
+
+  it('draws the line through the values and the band between the bounds', () => {
+    const g = healthGeometry(
+      [
+        { t: 0, value: 1, lower: 0.5, upper: 1 },
+        { t: 100, value: 0.5, lower: 0, upper: 1 },
+      ],
+      box,
+    );
+    assert.equal(g.line, 'M10,10 L110,60');
+    assert.equal(g.band, 'M10,10 L110,10 L110,110 L10,60 Z');
+    assert.deepEqual(
+      g.ticks.map((t) => t.y),
+      [110, 60, 10],
+    );
+  });
+
+  it('centres a single point and clips values outside [0, 1]', () => {
+    const g = healthGeometry([{ t: 5, value: 1.2, lower: -0.1, upper: 1 }], box);
+    assert.deepEqual(g.points, [{ x: 60, y: 10 }]);
+    assert.equal(healthGeometry([], box).band, '');
+  });
+});

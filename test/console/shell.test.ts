@@ -1,0 +1,89 @@
+// The console shell in a real browser against `sluice serve`: sign-in with a key (kept in the
+// tab's session storage, never in the URL), tenant and scopes shown, sections listed, narrow
+// layout, sign-out. No console error or CSP violation on the way.
+import { strict as assert } from 'node:assert';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import {
+  assertCleanPage,
+  browserSkipReason,
+  launchBrowser,
+  openPage,
+  screenshot,
+  startSluice,
+  type RunningSluice,
+} from '../helpers/browser.js';
+
+const skip = browserSkipReason();
+
+describe('console shell', { skip }, () => {
+  let sluice: RunningSluice;
+  let browser: Browser;
+
+  before(async () => {
+    sluice = await startSluice();
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await sluice?.stop();
+  });
+
+  it('signs in with a key, shows tenant and scopes, and signs out', async () => {
+    const watched = await openPage(browser);
+    const { page } = watched;
+    try {
+      await page.goto(sluice.console);
+      await page.getByRole('heading', { name: 'Sluice console' }).waitFor();
+      // A wrong key: the console says so (the browser logs the 401 answer, which is expected).
+      watched.allow.push(/status of 401/);
+      await page.getByLabel('API key').fill('sk_wrongwrongwr_' + 'x'.repeat(43));
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText('This key is not valid').waitFor();
+      watched.allow.length = 0;
+
+      await page.getByLabel('API key').fill(sluice.token);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      const who = page.getByLabel('Signed in as');
+      await who.waitFor();
+      assert.match(await who.innerText(), /tenant\s+default/);
+      assert.match(await who.innerText(), /scopes\s+admin/);
+      const nav = page.getByRole('navigation', { name: 'Sections' });
+      for (const title of ['Automation', 'Streams', 'Rate limit'])
+        await nav.getByRole('heading', { name: title }).waitFor();
+      assert.ok(!page.url().includes(sluice.token), 'the key is never in the URL');
+      assert.equal(await page.evaluate("sessionStorage.getItem('sluice.apiKey')"), sluice.token);
+      await screenshot(page, 'shell');
+
+      // A reload keeps the session (same tab), and the shell comes back signed in.
+      await page.reload();
+      await page.getByLabel('Signed in as').waitFor();
+
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByLabel('API key').waitFor();
+      assert.equal(await page.evaluate("sessionStorage.getItem('sluice.apiKey')"), null);
+      assertCleanPage(watched);
+    } finally {
+      await watched.close();
+    }
+  });
+
+  it('fits a narrow window without horizontal scrolling', async () => {
+    const watched = await openPage(browser, { viewport: { width: 420, height: 800 } });
+    const { page } = watched;
+    try {
+      await page.goto(sluice.console);
+      await page.getByLabel('API key').fill(sluice.token);
+      await page.keyboard.press('Enter');
+      await page.getByLabel('Signed in as').waitFor();
+      const overflow = await page.evaluate<number>(
+        'document.documentElement.scrollWidth - window.innerWidth',
+      );
+      assert.ok(overflow <= 0, `page is ${overflow}px wider than the window`);
+      await screenshot(page, 'shell-narrow');
+      assertCleanPage(watched);
+    } finally {
+      await watched.close();
+    }
+  });
+});

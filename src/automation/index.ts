@@ -23,15 +23,15 @@ import { buildOpenApi } from './openapi/document.js';
 import { RegistryRepository } from './registry/repository.js';
 import { automationRoutes } from './registry/routes.js';
 import { AutomationRegistry } from './registry/service.js';
-import { listRuns } from './runs/list.js';
+import { LmdbAutomationStore } from './registry/store.js';
 import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
 import { artifactRoutes } from './runs/artifact-routes.js';
 import { runRoutes } from './runs/routes.js';
 import { RunService } from './runs/service.js';
-import { RunStore } from './runs/store.js';
+import { LmdbRunStore } from './runs/store.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
 import { qualityContributor } from './quality.js';
-import { lastClosedKey } from './reviews/store.js';
+import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
 import { ScriptPool } from './evals/index.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
@@ -47,6 +47,7 @@ export interface AutomationCore {
   runs: RunService;
   scores: ScoreStore;
   files: FileStore;
+  reviews: ReviewStore;
   /** Archive work (ZIP reading and writing) off the event loop. */
   archives: ArchivePool;
   /** Worker threads for tenant-written code and patterns: custom scripts, regexes, schemas. */
@@ -109,11 +110,12 @@ export async function startAutomation(
       cloneUrl: settings.registryUrl,
       seedDir: settings.seedBuiltins ? builtinsDir() : undefined,
     });
-    const registry = new AutomationRegistry(db, repo, settings.defaultTimeoutMs);
+    const automations = new LmdbAutomationStore(db);
+    const registry = new AutomationRegistry(automations, repo, settings.defaultTimeoutMs);
     const init = await registry.init();
     if (init.created) log.info({ path: repo.path, synced: init.synced }, 'automation registry created');
 
-    const store = new RunStore(db);
+    const store = new LmdbRunStore(db, { listScanLimit: settings.listScanLimit });
     const runs = new RunService(store, registry, pool, {
       runsDir: join(settings.dataDir, 'runs'),
       maxQueuedRuns: settings.maxQueuedRuns,
@@ -129,16 +131,13 @@ export async function startAutomation(
     if (recovered.requeued + recovered.failed > 0)
       log.info(recovered, 'runs left over from the last process');
 
-    let secret = settings.downloadTokenSecret
+    const secret = settings.downloadTokenSecret
       ? Buffer.from(settings.downloadTokenSecret)
-      : (db.meta.get('download-token-secret') as Buffer | undefined);
-    if (!secret) {
-      secret = randomBytes(32);
-      await db.meta.put('download-token-secret', secret);
-    }
+      : await automations.secret('download-token-secret', () => randomBytes(32));
     const files = new LmdbFileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
     const scores = new LmdbScoreStore(db);
-    const core: AutomationCore = { settings, db, registry, runs, scores, files, archives, evalPool };
+    const reviews = new LmdbReviewStore(db);
+    const core: AutomationCore = { settings, db, registry, runs, scores, files, reviews, archives, evalPool };
     const closers: (() => Promise<void>)[] = [];
     const deps: ApiDeps = {
       settings,
@@ -150,8 +149,8 @@ export async function startAutomation(
       auth: ctx.auth,
       tmpDir: join(settings.dataDir, 'tmp'),
       archives,
-      listRuns: (q) => listRuns(store, q, settings.listScanLimit, runs.overlay),
-      lastReviewClosedAt: (tenant) => db.meta.get(lastClosedKey(tenant)) as number | undefined,
+      listRuns: (q) => runs.list(q),
+      lastReviewClosedAt: (tenant) => reviews.lastClosedAt(tenant),
       onClose: (fn) => closers.push(fn),
     };
 

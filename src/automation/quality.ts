@@ -25,7 +25,7 @@ import { ExperimentRunner } from './experiments/runner.js';
 import { RunScorer } from './experiments/scoring.js';
 import { LmdbExperimentStore } from './experiments/store.js';
 import { reviewRoutes } from './reviews/routes.js';
-import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
+import type { ReviewStore } from './reviews/store.js';
 import { createLogger, type Logger } from '../core/log.js';
 
 /** Everything the quality routes use, built once per service. */
@@ -86,7 +86,7 @@ export function buildQualityContext(
     examples,
     evaluators,
     experiments,
-    reviews: new LmdbReviewStore(core.db),
+    reviews: core.reviews,
     scorer,
     archiveLimits: core.settings.archiveLimits,
     archives: core.archives,

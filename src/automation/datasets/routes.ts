@@ -100,8 +100,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
   // Automations are the operator's shared catalogue; examples are the caller's tenant's own.
   const automation = (params: Readonly<Record<string, string>>) =>
     registry.find((params['id'] ?? '').split('@')[0]!);
-  const example = (ctx: { params: Readonly<Record<string, string>>; tenant(): string }) =>
-    datasets.find(ctx.tenant(), automation(ctx.params).id, ctx.params['exampleId'] ?? '');
+  const example = async (ctx: { params: Readonly<Record<string, string>>; tenant(): string }) =>
+    datasets.find(ctx.tenant(), (await automation(ctx.params)).id, ctx.params['exampleId'] ?? '');
   const filePath = (params: Readonly<Record<string, string>>) => cleanPath(params['*'] ?? '', 'path');
   const tag = 'datasets';
 
@@ -143,7 +143,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         summary: `Paths of the example's ${folder} files`,
         tag,
         responses: { 200: { description: `${s.Folder} file paths`, schema: s.List } },
-        handle: (ctx) => ({ files: datasets.listFiles(example(ctx), folder) }),
+        handle: async (ctx) => ({ files: datasets.listFiles(await example(ctx), folder) }),
       }),
       route({
         method: 'POST',
@@ -161,7 +161,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         responses: { 201: { description: `Uploaded ${folder} files`, schema: s.UploadResponse } },
         // Annotated: with a raw body the handler gets no parsed body (TS would borrow the schema's type).
         async handle(ctx: RouteContext<Static<TObject<Record<string, never>>>, undefined>) {
-          const ex = example(ctx);
+          const ex = await example(ctx);
           const uploaded = await withUploadedFiles(ctx.req, (files) => datasets.addFiles(ex, folder, files));
           return { uploaded };
         },
@@ -176,7 +176,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
           200: { description: 'file bytes', schema: Binary, contentType: 'application/octet-stream' },
         },
         async handle(ctx) {
-          const file = datasets.fileToSend(example(ctx), folder, filePath(ctx.params));
+          const file = datasets.fileToSend(await example(ctx), folder, filePath(ctx.params));
           // The SDK's download check takes octet-stream whatever the file is; its type stays in the archive.
           await sendFile(ctx.res, file.path, {
             contentType: 'application/octet-stream',
@@ -192,8 +192,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         tag,
         body: { schema: s.RenameRequest },
         responses: { 200: { description: `Renamed ${folder} file`, schema: s.RenameResponse } },
-        handle: (ctx) =>
-          datasets.renameFile(example(ctx), folder, filePath(ctx.params), ctx.body.newFilename),
+        handle: async (ctx) =>
+          datasets.renameFile(await example(ctx), folder, filePath(ctx.params), ctx.body.newFilename),
       }),
       route({
         method: 'DELETE',
@@ -202,7 +202,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         summary: `Delete a ${folder} file`,
         tag,
         responses: { 200: { description: `${s.Folder} file deleted`, schema: FileDeleted } },
-        handle: (ctx) => datasets.deleteFile(example(ctx), folder, filePath(ctx.params)),
+        handle: async (ctx) => datasets.deleteFile(await example(ctx), folder, filePath(ctx.params)),
       }),
     ];
   };
@@ -216,7 +216,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       tag,
       query: PageQuery,
       responses: { 200: { description: 'Page of dataset examples', schema: DatasetExampleList } },
-      handle: (ctx) => datasets.list(ctx.tenant(), automation(ctx.params).id, ctx.query),
+      handle: async (ctx) => datasets.list(ctx.tenant(), (await automation(ctx.params)).id, ctx.query),
     }),
     route({
       method: 'POST',
@@ -226,7 +226,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       tag,
       body: { schema: CreateBody },
       responses: { 201: { description: 'Created dataset example', schema: DatasetExample } },
-      handle: (ctx) => datasets.create(ctx.tenant(), automation(ctx.params), ctx.body),
+      handle: async (ctx) => datasets.create(ctx.tenant(), await automation(ctx.params), ctx.body),
     }),
     route({
       method: 'GET',
@@ -235,7 +235,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       summary: 'One dataset example',
       tag,
       responses: { 200: { description: 'Dataset example', schema: DatasetExample } },
-      handle: (ctx) => datasets.view(example(ctx)),
+      handle: async (ctx) => datasets.view(await example(ctx)),
     }),
     route({
       method: 'PATCH',
@@ -245,8 +245,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       tag,
       body: { schema: DatasetExampleUpdate },
       responses: { 200: { description: 'Updated dataset example', schema: DatasetExample } },
-      handle(ctx) {
-        const ex = example(ctx);
+      async handle(ctx) {
+        const ex = await example(ctx);
         return datasets.update(ex.tenant, ex.automationId, ex.id, ctx.body);
       },
     }),
@@ -257,8 +257,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       summary: 'Delete an example and its files',
       tag,
       responses: { 200: { description: 'Deleted dataset example', schema: DatasetExample } },
-      handle(ctx) {
-        const ex = example(ctx);
+      async handle(ctx) {
+        const ex = await example(ctx);
         return datasets.delete(ex.tenant, ex.automationId, ex.id);
       },
     }),
@@ -269,8 +269,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       summary: "Start an asynchronous run of the example's input, input files and overrides",
       tag,
       responses: { 201: { description: 'Example run accepted', schema: ExampleRunResponse } },
-      handle(ctx) {
-        const ex = example(ctx);
+      async handle(ctx) {
+        const ex = await example(ctx);
         return datasets.run(ex, principalOf(ctx.req));
       },
     }),
@@ -287,12 +287,12 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         200: { description: 'Dataset ZIP archive', schema: Binary, contentType: 'application/zip' },
       },
       async handle(ctx) {
-        const a = automation(ctx.params);
+        const a = await automation(ctx.params);
         const ids = ctx.query.exampleIds
           ?.split(',')
           .map((s) => s.trim())
           .filter(Boolean);
-        const list = datasets.exportable(ctx.tenant(), a.id, ids);
+        const list = await datasets.exportable(ctx.tenant(), a.id, ids);
         await sendArchive(ctx.res, q.archives, {
           dir: q.tmpDir,
           entries: datasetEntries(list, (sha) => q.blobs.pathOf(sha)),
@@ -319,7 +319,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       maxBodyBytes: q.archiveLimits.maxBytes + 1024 * 1024,
       responses: { 200: { description: 'Import result', schema: DatasetImportResponse } },
       async handle(ctx: RouteContext<Static<typeof ImportQuery>, undefined>) {
-        const a = automation(ctx.params);
+        const a = await automation(ctx.params);
         const { mode, parsed, discard } = await receiveDataset(ctx.req, q, ctx.query.mode);
         try {
           return await datasets.importExamples(ctx.tenant(), a, mode, parsed);

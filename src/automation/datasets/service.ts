@@ -108,7 +108,7 @@ function fileRef(e: ExampleRecord, folder: ExampleFolder, path: string): Example
 export class DatasetService {
   constructor(private readonly deps: DatasetDeps) {}
 
-  find(tenant: string, automationId: string, exampleId: string): ExampleRecord {
+  find(tenant: string, automationId: string, exampleId: string): Promise<ExampleRecord> {
     return this.deps.examples.find(tenant, automationId, exampleId);
   }
 
@@ -116,10 +116,14 @@ export class DatasetService {
     return exampleView(e);
   }
 
-  list(tenant: string, automationId: string, page: { limit?: number; offset?: number }): DatasetExampleList {
+  async list(
+    tenant: string,
+    automationId: string,
+    page: { limit?: number; offset?: number },
+  ): Promise<DatasetExampleList> {
     const limit = page.limit ?? 50;
     const offset = page.offset ?? 0;
-    const all = this.deps.examples.list(tenant, automationId);
+    const all = await this.deps.examples.list(tenant, automationId);
     return { data: all.slice(offset, offset + limit).map(exampleView), total: all.length, limit, offset };
   }
 
@@ -133,7 +137,9 @@ export class DatasetService {
       ...body,
       id: body.id ?? newExampleId(),
       rowOrder:
-        body.rowOrder === undefined ? this.deps.examples.nextRowOrder(tenant, automation.id) : body.rowOrder,
+        body.rowOrder === undefined
+          ? await this.deps.examples.nextRowOrder(tenant, automation.id)
+          : body.rowOrder,
     });
     await this.deps.examples.insert(record);
     return exampleView(record);
@@ -231,8 +237,12 @@ export class DatasetService {
   }
 
   /** The examples an export holds: all, or the listed ids (400 naming unknown ones). */
-  exportable(tenant: string, automationId: string, ids: readonly string[] | undefined): ExampleRecord[] {
-    const all = this.deps.examples.list(tenant, automationId);
+  async exportable(
+    tenant: string,
+    automationId: string,
+    ids: readonly string[] | undefined,
+  ): Promise<ExampleRecord[]> {
+    const all = await this.deps.examples.list(tenant, automationId);
     if (!ids || ids.length === 0) return all;
     const known = new Set(all.map((e) => e.id));
     const missing = ids.filter((id) => !known.has(id));
@@ -255,7 +265,7 @@ export class DatasetService {
   ): Promise<DatasetImportResponse> {
     const staged: string[] = [];
     try {
-      let order = mode === 'replace' ? 0 : this.deps.examples.nextRowOrder(tenant, automation.id);
+      let order = mode === 'replace' ? 0 : await this.deps.examples.nextRowOrder(tenant, automation.id);
       const records: ExampleRecord[] = [];
       const sources = new Map<ExampleRecord, string>();
       for (const ex of parsed) {

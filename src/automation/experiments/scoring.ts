@@ -57,9 +57,9 @@ export class RunScorer {
    * none for the automation or the run did not complete.
    */
   async score(run: RunRecord, example: ExampleRecord | undefined): Promise<RunScoreSummary | undefined> {
-    const config = this.deps.evaluators.config(run.tenant, run.automationId);
+    const config = await this.deps.evaluators.config(run.tenant, run.automationId);
     if (!config || run.status !== 'completed') return undefined;
-    const detail = this.deps.runs.getDetail(run.id);
+    const detail = await this.deps.runs.getDetail(run.id);
     const score = await scoreRun({
       config,
       output: run.output,

@@ -33,13 +33,13 @@ export async function promoteRun(
   runId: string,
   body: PromoteRunRequest,
 ): Promise<PromoteRunResponse> {
-  const run = d.reviews.finishedRun(tenant, runId);
-  const automation = d.registry.get(run.automationId);
+  const run = await d.reviews.finishedRun(tenant, runId);
+  const automation = await d.registry.get(run.automationId);
   if (!automation) throw notFound(`automation ${run.automationId}`, 'id');
-  const review = d.reviews.review(run);
-  const detail = d.runs.getDetail(run.id);
+  const review = await d.reviews.review(run);
+  const detail = await d.runs.getDetail(run.id);
   const name = body.name ?? `run ${run.id}`;
-  const existing = d.examples.list(tenant, run.automationId).find((e) => e.name === name);
+  const existing = (await d.examples.list(tenant, run.automationId)).find((e) => e.name === name);
 
   const staged: string[] = [];
   const keep = async (chunks: AsyncIterable<Buffer> | undefined, contentType: string) => {
@@ -81,7 +81,7 @@ export async function promoteRun(
           reviewVerdict: review?.verdict ?? null,
         },
         annotation: review && review.note !== '' ? review.note : null,
-        rowOrder: existing?.rowOrder ?? d.examples.nextRowOrder(tenant, run.automationId),
+        rowOrder: existing?.rowOrder ?? (await d.examples.nextRowOrder(tenant, run.automationId)),
         overrides: detail && Object.keys(detail.overrides).length > 0 ? detail.overrides : null,
         latestRunId: run.id,
         createdAt: existing?.createdAt,

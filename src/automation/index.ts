@@ -11,7 +11,7 @@ import type { RunningService, ServiceContext } from '../core/service.js';
 import { ArchivePool } from './archives/pool.js';
 import { openAutomationDb, type AutomationDb } from './db.js';
 import { RunPool } from './executor/pool.js';
-import { BlobStore } from './files/blobs.js';
+import { LocalBlobStore } from './files/blobs.js';
 import { LmdbFileStore, type FileStore } from './files/store.js';
 import type { ApiDeps, ApiRoute } from './http/api.js';
 import { authRoutes } from './auth/routes.js';
@@ -116,7 +116,9 @@ export async function startAutomation(
     if (init.created) log.info({ path: repo.path, synced: init.synced }, 'automation registry created');
 
     const store = new LmdbRunStore(db, { listScanLimit: settings.listScanLimit });
+    const blobs = new LocalBlobStore(join(settings.dataDir, 'blobs'));
     const runs = new RunService(store, registry, pool, {
+      blobs,
       runsDir: join(settings.dataDir, 'runs'),
       maxQueuedRuns: settings.maxQueuedRuns,
       providers: {
@@ -134,7 +136,7 @@ export async function startAutomation(
     const secret = settings.downloadTokenSecret
       ? Buffer.from(settings.downloadTokenSecret)
       : await automations.secret('download-token-secret', () => randomBytes(32));
-    const files = new LmdbFileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
+    const files = new LmdbFileStore(db, blobs);
     const scores = new LmdbScoreStore(db);
     const reviews = new LmdbReviewStore(db);
     const core: AutomationCore = { settings, db, registry, runs, scores, files, reviews, archives, evalPool };

@@ -5,7 +5,7 @@
 import type { AutomationCore, RouteContributor } from './index.js';
 import type { ApiRoute } from './http/api.js';
 import type { AutomationDb } from './db.js';
-import type { BlobStore } from './files/blobs.js';
+import type { BlobStore } from './files/blob-store.js';
 import type { AutomationRegistry } from './registry/service.js';
 import type { RunService } from './runs/service.js';
 import type { ScoreStore } from './runs/scores.js';

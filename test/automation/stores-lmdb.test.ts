@@ -14,6 +14,12 @@ import { LmdbReviewStore } from '../../src/automation/reviews/store.js';
 import { LmdbScoreStore } from '../../src/automation/runs/scores.js';
 import { LmdbRunStore } from '../../src/automation/runs/store.js';
 import { emptyDetail } from '../../src/automation/runs/types.js';
+import { LmdbExampleStore } from '../../src/automation/datasets/store.js';
+import { LocalBlobStore } from '../../src/automation/files/blobs.js';
+import { LmdbFileStore } from '../../src/automation/files/store.js';
+import { blobStoreContract } from './contracts/blob-store.contract.js';
+import { exampleStoreContract } from './contracts/example-store.contract.js';
+import { fileStoreContract } from './contracts/file-store.contract.js';
 import { automationStoreContract } from './contracts/automation-store.contract.js';
 import { evaluatorConfigStoreContract } from './contracts/evaluator-config-store.contract.js';
 import { experimentStoreContract } from './contracts/experiment-store.contract.js';
@@ -69,6 +75,23 @@ automationStoreContract(
   'LMDB',
   onLmdb((db) => new LmdbAutomationStore(db)),
 );
+
+blobStoreContract('local directory', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-blobs-'));
+  const close = async () => rmSync(dir, { recursive: true, force: true });
+  return { store: new LocalBlobStore(dir), close };
+});
+
+fileStoreContract('LMDB', async () => {
+  const t = openTemp();
+  return { store: new LmdbFileStore(t.db, new LocalBlobStore(join(t.dir, 'blobs'))), close: t.close };
+});
+
+exampleStoreContract('LMDB', async () => {
+  const t = openTemp();
+  const blobs = new LocalBlobStore(join(t.dir, 'blobs'));
+  return { store: new LmdbExampleStore(t.db, blobs), blobs, close: t.close };
+});
 
 describe('LmdbRunStore scan limit', () => {
   it('answers short pages below the limit and the cursor carries the scan on', async () => {

@@ -2,9 +2,12 @@
 // handler reads its request and hands it to the DatasetService (service.ts); the request and
 // response shapes are the SDK's (src/automation/wire/datasets.ts).
 
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { HttpRequest } from '../../core/http/index.js';
-import { sendFile } from '../../core/http/download.js';
+import { sendBody } from '../../core/http/download.js';
 import { ApiError } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
 import { IdListString } from '../http/ids.js';
@@ -12,7 +15,7 @@ import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { principalOf } from '../http/principal.js';
 import { route, type RouteContext } from '../http/route.js';
 import type { QualityContext } from '../quality.js';
-import { sendArchive } from '../archives/transfer.js';
+import { checkArchive, sendArchive } from '../archives/transfer.js';
 import {
   AutomationDatasetImportMultipartRequest,
   DatasetExample,
@@ -37,7 +40,11 @@ import { datasetEntries, datasetSize, FIXED_MTIME } from './archive.js';
 import { receiveDataset } from './import.js';
 import { cleanPath, EXAMPLE_ID } from './paths.js';
 import { DatasetService, type ReceivedFile } from './service.js';
-import type { ExampleFolder } from './types.js';
+import type { ExampleFolder, ExampleRecord } from './types.js';
+
+/** The blobs an example's files are. */
+const blobsOf = (e: ExampleRecord) =>
+  [...Object.values(e.files.input), ...Object.values(e.files.expected)].map((ref) => ref.sha256);
 
 /** The SDK's body (one object, as its type is), plus Sluice's optional caller-chosen `id`. */
 const CreateBody = Type.Object(
@@ -176,9 +183,9 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
           200: { description: 'file bytes', schema: Binary, contentType: 'application/octet-stream' },
         },
         async handle(ctx) {
-          const file = datasets.fileToSend(await example(ctx), folder, filePath(ctx.params));
+          const file = await datasets.fileToSend(await example(ctx), folder, filePath(ctx.params));
           // The SDK's download check takes octet-stream whatever the file is; its type stays in the archive.
-          await sendFile(ctx.res, file.path, {
+          await sendBody(ctx.res, file.body, {
             contentType: 'application/octet-stream',
             filename: file.filename,
           });
@@ -293,14 +300,27 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
           .map((s) => s.trim())
           .filter(Boolean);
         const list = await datasets.exportable(ctx.tenant(), a.id, ids);
-        await sendArchive(ctx.res, q.archives, {
-          dir: q.tmpDir,
-          entries: datasetEntries(list, (sha) => q.blobs.pathOf(sha)),
-          bytes: datasetSize(list),
-          mtime: FIXED_MTIME,
-          limits: q.archiveLimits,
-          filename: `${a.slug}-dataset.zip`,
-        });
+        // The archive worker reads files: each blob is put in a staging folder first (after the
+        // size check, so an oversize export copies nothing), and the folder goes once the
+        // archive is built, before the answer starts.
+        const staging = join(q.tmpDir, `export-${randomBytes(12).toString('hex')}`);
+        const entries = datasetEntries(list, (sha) => join(staging, sha));
+        const bytes = datasetSize(list);
+        checkArchive(entries.length, bytes, q.archiveLimits);
+        try {
+          for (const sha of new Set(list.flatMap(blobsOf))) await q.blobs.copyTo(sha, join(staging, sha));
+          await sendArchive(ctx.res, q.archives, {
+            dir: q.tmpDir,
+            entries,
+            bytes,
+            mtime: FIXED_MTIME,
+            limits: q.archiveLimits,
+            filename: `${a.slug}-dataset.zip`,
+            built: () => rm(staging, { recursive: true, force: true }),
+          });
+        } finally {
+          await rm(staging, { recursive: true, force: true });
+        }
       },
     }),
     route({

@@ -3,9 +3,10 @@
 // HTTP; storage is the ExampleStore (store.ts); file bytes live in the blob store.
 
 import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { Principal } from '../../core/auth/types.js';
 import { ApiError, invalid, notFound } from '../errors.js';
-import type { BlobStore } from '../files/blobs.js';
+import type { BlobStore } from '../files/blob-store.js';
 import type { AutomationType } from '../registry/manifest.js';
 import type { RunService } from '../runs/service.js';
 import type {
@@ -187,10 +188,14 @@ export class DatasetService {
     return Object.keys(added);
   }
 
-  /** Where a file's bytes are, and the name to send them under. */
-  fileToSend(e: ExampleRecord, folder: ExampleFolder, path: string): { path: string; filename: string } {
+  /** A file's bytes, and the name to send them under. */
+  async fileToSend(
+    e: ExampleRecord,
+    folder: ExampleFolder,
+    path: string,
+  ): Promise<{ body: Readable; filename: string }> {
     const ref = fileRef(e, folder, path);
-    return { path: this.deps.blobs.pathOf(ref.sha256), filename: path.split('/').pop()! };
+    return { body: await this.deps.blobs.read(ref.sha256), filename: path.split('/').pop()! };
   }
 
   /** Renames a file within its parent folder (409 when the target exists). */
@@ -228,7 +233,7 @@ export class DatasetService {
 
   /** Starts an asynchronous run of the example; it is scored against the example when it ends. */
   async run(e: ExampleRecord, principal: Pick<Principal, 'tenant' | 'user'>): Promise<ExampleRunResponse> {
-    const run = await startExampleRun(this.deps.runs, this.deps.blobs, e, { principal, trigger: 'api' });
+    const run = await startExampleRun(this.deps.runs, e, { principal, trigger: 'api' });
     await this.deps.examples
       .update(e.tenant, e.automationId, e.id, (cur) => ({ ...cur, latestRunId: run.id }))
       .catch(() => {});

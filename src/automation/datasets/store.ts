@@ -8,7 +8,7 @@ import type { Database } from 'lmdb';
 import { randomBytes } from 'node:crypto';
 import type { AutomationDb } from '../db.js';
 import { ApiError, notFound } from '../errors.js';
-import type { BlobStore } from '../files/blobs.js';
+import type { BlobStore } from '../files/blob-store.js';
 import { byDatasetOrder, type ExampleRecord } from './types.js';
 
 export const newExampleId = () => `ex_${randomBytes(9).toString('hex')}`;
@@ -116,7 +116,7 @@ export class LmdbExampleStore implements ExampleStore {
   }
 
   private async collect(dropped: string[]): Promise<void> {
-    for (const sha of dropped) if (this.db.blobRefs.get(sha) === undefined) await this.blobs.remove(sha);
+    for (const sha of dropped) if (this.db.blobRefs.get(sha) === undefined) await this.blobs.delete(sha);
   }
 
   async put(record: ExampleRecord): Promise<void> {

@@ -5,7 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../../core/auth/types.js';
-import type { BlobStore } from '../files/blobs.js';
+import type { BlobStore } from '../files/blob-store.js';
 import type { RunService } from '../runs/service.js';
 import { TERMINAL, type RunRecord } from '../runs/types.js';
 import type { AutomationRecord } from '../registry/service.js';
@@ -144,7 +144,7 @@ export class ExperimentRunner {
         const example = args.examples[next++]!;
         let run: RunRecord;
         try {
-          run = await startExampleRun(this.deps.runs, this.deps.blobs, example, {
+          run = await startExampleRun(this.deps.runs, example, {
             principal: args.principal,
             trigger: 'experiment',
             batchId: a.record.id,

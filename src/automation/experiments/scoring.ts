@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { ScoreStore, EvalResult } from '../runs/scores.js';
 import type { RunService } from '../runs/service.js';
 import type { RunRecord } from '../runs/types.js';
-import type { BlobStore } from '../files/blobs.js';
+import { readAll, type BlobStore } from '../files/blob-store.js';
 import { scoreRun, type ModelProvider, type ScriptPool, type EvalFiles } from '../evals/index.js';
 import type { ExampleRecord } from '../datasets/types.js';
 import type { EvaluatorConfigs } from './evaluator-service.js';
@@ -47,7 +47,12 @@ export class RunScorer {
       },
       readExpected: async (name) => {
         const ref = example?.files.expected[name];
-        return ref ? readOr(this.deps.blobs.pathOf(ref.sha256)) : undefined;
+        if (!ref) return undefined;
+        try {
+          return new Uint8Array(await readAll(this.deps.blobs, ref.sha256));
+        } catch {
+          return undefined;
+        }
       },
     };
   }

@@ -1,5 +1,5 @@
 // Which runs a review health report counts: the caller's tenant's runs of one automation created
-// in [from, to] that pass the run-list filters of the query, read from the run index by source.
+// in [from, to] that pass the run-list filters of the query, read page by page through the run list.
 
 import type { Static } from '@sinclair/typebox';
 import { invalid } from '../errors.js';

@@ -8,7 +8,7 @@ import { createExample } from '../datasets/example.js';
 import { newExampleId, type ExampleStore } from '../datasets/store.js';
 import type { ExampleFileRef } from '../datasets/types.js';
 import { notFound } from '../errors.js';
-import type { BlobStore } from '../files/blobs.js';
+import type { BlobStore } from '../files/blob-store.js';
 import type { AutomationRegistry } from '../registry/service.js';
 import type { RunService } from '../runs/service.js';
 import type { RunRecord } from '../runs/types.js';

@@ -108,10 +108,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
           ctx.req,
           ctx.body,
           {
-            file: (tenant, id) => {
-              const f = deps.files.get(tenant, id);
-              return f && { ...f, path: deps.files.blobs.pathOf(f.sha256) };
-            },
+            file: (tenant, id) => deps.files.get(tenant, id),
             tmpDir: deps.tmpDir,
             maxUploadBytes: settings.maxUploadBytes,
           },

@@ -11,6 +11,7 @@ import { RunFailure } from '../executor/failure.js';
 import type { InputFileRef, ProviderSettings, WorkerMessage } from '../executor/protocol.js';
 import { invalid, notFound, ApiError } from '../errors.js';
 import { checkRelativePath } from '../datasets/paths.js';
+import type { BlobStore } from '../files/blob-store.js';
 import { snapshot } from '../files/blobs.js';
 import { parseTarget, type AutomationRegistry, type AutomationRecord } from '../registry/service.js';
 import { packagePath } from '../registry/repository.js';
@@ -51,14 +52,18 @@ async function listFiles(dir: string): Promise<{ name: string; size: number }[]>
   }
 }
 
-/** A file the caller already stored as a blob, to be snapshotted into the run. */
+/** An input file of a run to start, to be copied into the run's own folder. */
 export interface StagedInputFile {
   field: string;
   filename: string;
   contentType: string;
   size: number;
   sha256: string;
-  blobPath: string;
+  /**
+   * Where the bytes are: the blob store (by sha256: a stored file, an example's file), or a
+   * local file (an upload's temp file, the input of the run a rerun copies).
+   */
+  source: 'blob' | { path: string };
   fileId: string | null;
 }
 
@@ -99,6 +104,8 @@ export interface RunServiceOptions {
   maxQueuedRuns: number;
   providers: ProviderSettings;
   log: Logger;
+  /** Where the input files that name a blob come from. */
+  blobs: BlobStore;
   /** Where input/output schemas with `pattern` are checked under a time limit; without it
    *  they are validated inline (tests with trusted manifests). */
   schemaPool?: ScriptPool;
@@ -258,7 +265,9 @@ export class RunService {
     const inputFiles: RunInputFile[] = [];
     for (const f of req.files ?? []) {
       const rel = `input/${f.field}/${f.filename}`;
-      await snapshot(f.blobPath, join(dir, rel));
+      const target = join(dir, rel);
+      if (f.source === 'blob') await this.options.blobs.copyTo(f.sha256, target);
+      else await snapshot(f.source.path, target);
       inputFiles.push({
         field: f.field,
         name: `${f.field}/${f.filename}`,
@@ -670,7 +679,7 @@ export class RunService {
       contentType: f.contentType,
       size: f.size,
       sha256: f.sha256,
-      blobPath: join(this.runDir(source.id), f.path),
+      source: { path: join(this.runDir(source.id), f.path) },
       fileId: f.fileId,
     }));
     const req: StartRunRequest = {

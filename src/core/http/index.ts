@@ -2,5 +2,5 @@
 export { Router, type Route, type Match, type WebSocketRoute } from './router.js';
 export { startHttpServer, type HttpServerHandle, type HttpServerOptions } from './server.js';
 export { checkContentType } from './exchange.js';
-export { contentDisposition, sendFile, sendStream, type SendFileOptions } from './download.js';
+export { contentDisposition, sendBody, sendFile, sendStream, type SendFileOptions } from './download.js';
 export * from './types.js';

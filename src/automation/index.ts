@@ -9,10 +9,11 @@ import { fileURLToPath } from 'node:url';
 import { Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { ArchivePool } from './archives/pool.js';
-import { openAutomationDb, type AutomationDb } from './db.js';
 import { RunPool } from './executor/pool.js';
-import { LocalBlobStore } from './files/blobs.js';
-import { LmdbFileStore, type FileStore } from './files/store.js';
+import type { FileStore } from './files/store.js';
+import type { ReviewStore } from './reviews/store.js';
+import type { ScoreStore } from './runs/scores.js';
+import { openLmdbStores, type AutomationStores } from './stores.js';
 import type { ApiDeps, ApiRoute } from './http/api.js';
 import { authRoutes } from './auth/routes.js';
 import { errorBody, toHttpError } from './http/envelope.js';
@@ -23,15 +24,11 @@ import { buildOpenApi } from './openapi/document.js';
 import { RegistryRepository } from './registry/repository.js';
 import { automationRoutes } from './registry/routes.js';
 import { AutomationRegistry } from './registry/service.js';
-import { LmdbAutomationStore } from './registry/store.js';
-import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
 import { artifactRoutes } from './runs/artifact-routes.js';
 import { runRoutes } from './runs/routes.js';
 import { RunService } from './runs/service.js';
-import { LmdbRunStore } from './runs/store.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
 import { qualityContributor } from './quality.js';
-import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
 import { ScriptPool } from './evals/index.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
@@ -42,7 +39,8 @@ export type { AutomationRegistry } from './registry/service.js';
 /** What the evaluator / experiment side builds on, inside the same process. */
 export interface AutomationCore {
   settings: AutomationSettings;
-  db: AutomationDb;
+  /** Every store of the service (the files, scores and reviews below are three of them). */
+  stores: AutomationStores;
   registry: AutomationRegistry;
   runs: RunService;
   scores: ScoreStore;
@@ -94,7 +92,7 @@ export async function startAutomation(
   const evalPool = new ScriptPool(settings.evalPool);
   const log = ctx.log.child({ service: 'automation' });
   await mkdir(settings.dataDir, { recursive: true });
-  const db = openAutomationDb(join(settings.dataDir, 'meta.lmdb'));
+  const stores = openLmdbStores(settings.dataDir, { listScanLimit: settings.listScanLimit });
   const pool = new RunPool({
     threads: settings.poolThreads,
     cancelGraceMs: settings.cancelGraceMs,
@@ -110,15 +108,12 @@ export async function startAutomation(
       cloneUrl: settings.registryUrl,
       seedDir: settings.seedBuiltins ? builtinsDir() : undefined,
     });
-    const automations = new LmdbAutomationStore(db);
-    const registry = new AutomationRegistry(automations, repo, settings.defaultTimeoutMs);
+    const registry = new AutomationRegistry(stores.automations, repo, settings.defaultTimeoutMs);
     const init = await registry.init();
     if (init.created) log.info({ path: repo.path, synced: init.synced }, 'automation registry created');
 
-    const store = new LmdbRunStore(db, { listScanLimit: settings.listScanLimit });
-    const blobs = new LocalBlobStore(join(settings.dataDir, 'blobs'));
-    const runs = new RunService(store, registry, pool, {
-      blobs,
+    const runs = new RunService(stores.runs, registry, pool, {
+      blobs: stores.blobs,
       runsDir: join(settings.dataDir, 'runs'),
       maxQueuedRuns: settings.maxQueuedRuns,
       providers: {
@@ -135,11 +130,19 @@ export async function startAutomation(
 
     const secret = settings.downloadTokenSecret
       ? Buffer.from(settings.downloadTokenSecret)
-      : await automations.secret('download-token-secret', () => randomBytes(32));
-    const files = new LmdbFileStore(db, blobs);
-    const scores = new LmdbScoreStore(db);
-    const reviews = new LmdbReviewStore(db);
-    const core: AutomationCore = { settings, db, registry, runs, scores, files, reviews, archives, evalPool };
+      : await stores.automations.secret('download-token-secret', () => randomBytes(32));
+    const { files, scores, reviews } = stores;
+    const core: AutomationCore = {
+      settings,
+      stores,
+      registry,
+      runs,
+      scores,
+      files,
+      reviews,
+      archives,
+      evalPool,
+    };
     const closers: (() => Promise<void>)[] = [];
     const deps: ApiDeps = {
       settings,
@@ -226,14 +229,14 @@ export async function startAutomation(
         await pool.close();
         await archives.close();
         await evalPool.close();
-        await db.close();
+        await stores.close();
       },
     };
   } catch (err) {
     await pool.close();
     await archives.close();
     await evalPool.close();
-    await db.close();
+    await stores.close();
     throw err;
   }
 }

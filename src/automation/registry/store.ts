@@ -35,7 +35,7 @@ export function versionSortKey(version: string): string {
 export class LmdbAutomationStore implements AutomationStore {
   private readonly meta: Database<unknown, string>;
 
-  constructor(private readonly db: AutomationDb) {
+  constructor(readonly db: AutomationDb) {
     this.meta = db.meta;
   }
 

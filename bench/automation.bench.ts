@@ -1,5 +1,5 @@
 // Automation hot paths, each against a ceiling measured in the same run:
-// - a list page at 100k stored runs (listRuns with filters) vs a raw LMDB range read of the
+// - a list page at 100k stored runs (LmdbRunStore.list with filters) vs a raw LMDB range read of the
 //   same 50 index entries and records;
 // - a synchronous run of the built-in workflow through HTTP + the piscina pool vs an
 //   authenticated GET of the same server (/auth/check), the least an HTTP round trip costs.
@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openAutomationDb, type AutomationDb } from '../src/automation/db.js';
-import { listRuns, type RunListQuery } from '../src/automation/runs/list.js';
-import { RunStore } from '../src/automation/runs/store.js';
+import type { RunListQuery } from '../src/automation/runs/list.js';
+import { LmdbRunStore } from '../src/automation/runs/store.js';
 import { startAutomation, type RunningAutomation } from '../src/automation/index.js';
 import { makeTestContext } from '../test/helpers/context.js';
 import { fillRuns } from '../loadtest/scenarios/automation-support/fill.js';
@@ -20,25 +20,29 @@ const RUNS = Number(process.env['BENCH_AUTOMATION_RUNS'] ?? 100_000);
 function listSuite(): BenchSuite {
   let dir = '';
   let db: AutomationDb;
-  let store: RunStore;
+  let store: LmdbRunStore;
   let midCursor = '';
   const page = (q: Partial<RunListQuery>) => () =>
-    listRuns(store, { limit: 50, sort: 'createdAt', order: 'desc', tenant: 'default', ...q }, 20_000);
+    store.list({ limit: 50, sort: 'createdAt', order: 'desc', tenant: 'default', ...q });
   return {
     name: `automation run list page, ${RUNS.toLocaleString('en')} stored runs`,
     description:
-      'listRuns (index range scan + record reads + filters) for a 50-run page vs raw getRange of 50 index entries and their records',
+      'LmdbRunStore.list (index range scan + record reads + filters) for a 50-run page vs raw getRange of 50 index entries and their records',
     ceiling: 'raw LMDB range, 50 entries + records',
     setup: async () => {
       dir = mkdtempSync(join(tmpdir(), 'sluice-bench-auto-'));
       await fillRuns(join(dir, 'meta.lmdb'), RUNS);
       db = openAutomationDb(join(dir, 'meta.lmdb'));
-      store = new RunStore(db);
+      store = new LmdbRunStore(db, { listScanLimit: 20_000 });
+      const whole = new LmdbRunStore(db, { listScanLimit: RUNS });
       midCursor =
-        listRuns(
-          store,
-          { limit: Math.floor(RUNS / 2), sort: 'createdAt', order: 'desc', tenant: 'default' },
-          RUNS,
+        (
+          await whole.list({
+            limit: Math.floor(RUNS / 2),
+            sort: 'createdAt',
+            order: 'desc',
+            tenant: 'default',
+          })
         ).nextCursor ?? '';
     },
     teardown: async () => {
@@ -64,11 +68,7 @@ function listSuite(): BenchSuite {
       'page, batch_id (index)': page({ batchIds: ['batch-50'] }),
       'page, sample_rate=0.1': page({ sampleRate: 0.1 }),
       'page, cursor at the middle': () =>
-        listRuns(
-          store,
-          { limit: 50, sort: 'createdAt', order: 'desc', tenant: 'default', cursor: midCursor },
-          20_000,
-        ),
+        store.list({ limit: 50, sort: 'createdAt', order: 'desc', tenant: 'default', cursor: midCursor }),
       'page, sort=completed_at asc': page({ sort: 'completedAt', order: 'asc' }),
     },
   };

@@ -10,10 +10,11 @@ import { Router, startHttpServer, type HttpRequest, type HttpResponse } from '..
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { mountConsole } from '../core/console/routes.js';
 import { ArchivePool } from './archives/pool.js';
-import { openAutomationDb, type AutomationDb } from './db.js';
 import { RunPool } from './executor/pool.js';
-import { BlobStore } from './files/blobs.js';
-import { LmdbFileStore, type FileStore } from './files/store.js';
+import type { FileStore } from './files/store.js';
+import type { ReviewStore } from './reviews/store.js';
+import type { ScoreStore } from './runs/scores.js';
+import { openLmdbStores, type AutomationStores } from './stores.js';
 import type { ApiDeps, ApiRoute } from './http/api.js';
 import { authRoutes } from './auth/routes.js';
 import { errorBody, toHttpError } from './http/envelope.js';
@@ -24,15 +25,11 @@ import { buildOpenApi } from './openapi/document.js';
 import { RegistryRepository } from './registry/repository.js';
 import { automationRoutes } from './registry/routes.js';
 import { AutomationRegistry } from './registry/service.js';
-import { listRuns } from './runs/list.js';
-import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
 import { artifactRoutes } from './runs/artifact-routes.js';
 import { runRoutes } from './runs/routes.js';
 import { RunService } from './runs/service.js';
-import { RunStore } from './runs/store.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
 import { qualityContributor } from './quality.js';
-import { lastClosedKey } from './reviews/store.js';
 import { ScriptPool } from './evals/index.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
@@ -43,11 +40,13 @@ export type { AutomationRegistry } from './registry/service.js';
 /** What the evaluator / experiment side builds on, inside the same process. */
 export interface AutomationCore {
   settings: AutomationSettings;
-  db: AutomationDb;
+  /** Every store of the service (the files, scores and reviews below are three of them). */
+  stores: AutomationStores;
   registry: AutomationRegistry;
   runs: RunService;
   scores: ScoreStore;
   files: FileStore;
+  reviews: ReviewStore;
   /** Archive work (ZIP reading and writing) off the event loop. */
   archives: ArchivePool;
   /** Worker threads for tenant-written code and patterns: custom scripts, regexes, schemas. */
@@ -94,7 +93,7 @@ export async function startAutomation(
   const evalPool = new ScriptPool(settings.evalPool);
   const log = ctx.log.child({ service: 'automation' });
   await mkdir(settings.dataDir, { recursive: true });
-  const db = openAutomationDb(join(settings.dataDir, 'meta.lmdb'));
+  const stores = openLmdbStores(settings.dataDir, { listScanLimit: settings.listScanLimit });
   const pool = new RunPool({
     threads: settings.poolThreads,
     cancelGraceMs: settings.cancelGraceMs,
@@ -110,12 +109,12 @@ export async function startAutomation(
       cloneUrl: settings.registryUrl,
       seedDir: settings.seedBuiltins ? builtinsDir() : undefined,
     });
-    const registry = new AutomationRegistry(db, repo, settings.defaultTimeoutMs);
+    const registry = new AutomationRegistry(stores.automations, repo, settings.defaultTimeoutMs);
     const init = await registry.init();
     if (init.created) log.info({ path: repo.path, synced: init.synced }, 'automation registry created');
 
-    const store = new RunStore(db);
-    const runs = new RunService(store, registry, pool, {
+    const runs = new RunService(stores.runs, registry, pool, {
+      blobs: stores.blobs,
       runsDir: join(settings.dataDir, 'runs'),
       maxQueuedRuns: settings.maxQueuedRuns,
       providers: {
@@ -130,16 +129,21 @@ export async function startAutomation(
     if (recovered.requeued + recovered.failed > 0)
       log.info(recovered, 'runs left over from the last process');
 
-    let secret = settings.downloadTokenSecret
+    const secret = settings.downloadTokenSecret
       ? Buffer.from(settings.downloadTokenSecret)
-      : (db.meta.get('download-token-secret') as Buffer | undefined);
-    if (!secret) {
-      secret = randomBytes(32);
-      await db.meta.put('download-token-secret', secret);
-    }
-    const files = new LmdbFileStore(db, new BlobStore(join(settings.dataDir, 'blobs')));
-    const scores = new LmdbScoreStore(db);
-    const core: AutomationCore = { settings, db, registry, runs, scores, files, archives, evalPool };
+      : await stores.automations.secret('download-token-secret', () => randomBytes(32));
+    const { files, scores, reviews } = stores;
+    const core: AutomationCore = {
+      settings,
+      stores,
+      registry,
+      runs,
+      scores,
+      files,
+      reviews,
+      archives,
+      evalPool,
+    };
     const closers: (() => Promise<void>)[] = [];
     const deps: ApiDeps = {
       settings,
@@ -151,8 +155,8 @@ export async function startAutomation(
       auth: ctx.auth,
       tmpDir: join(settings.dataDir, 'tmp'),
       archives,
-      listRuns: (q) => listRuns(store, q, settings.listScanLimit, runs.overlay),
-      lastReviewClosedAt: (tenant) => db.meta.get(lastClosedKey(tenant)) as number | undefined,
+      listRuns: (q) => runs.list(q),
+      lastReviewClosedAt: (tenant) => reviews.lastClosedAt(tenant),
       onClose: (fn) => closers.push(fn),
     };
 
@@ -229,14 +233,14 @@ export async function startAutomation(
         await pool.close();
         await archives.close();
         await evalPool.close();
-        await db.close();
+        await stores.close();
       },
     };
   } catch (err) {
     await pool.close();
     await archives.close();
     await evalPool.close();
-    await db.close();
+    await stores.close();
     throw err;
   }
 }

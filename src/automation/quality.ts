@@ -4,8 +4,7 @@
 
 import type { AutomationCore, RouteContributor } from './index.js';
 import type { ApiRoute } from './http/api.js';
-import type { AutomationDb } from './db.js';
-import type { BlobStore } from './files/blobs.js';
+import type { BlobStore } from './files/blob-store.js';
 import type { AutomationRegistry } from './registry/service.js';
 import type { RunService } from './runs/service.js';
 import type { ScoreStore } from './runs/scores.js';
@@ -15,23 +14,20 @@ import { createJudgeProvider } from './experiments/judge-provider.js';
 import type { ArchiveLimits } from './archives/limits.js';
 import type { ArchivePool } from './archives/pool.js';
 import { datasetRoutes } from './datasets/routes.js';
-import { LmdbExampleStore, type ExampleStore } from './datasets/store.js';
+import type { ExampleStore } from './datasets/store.js';
 import type { ExampleRecord } from './datasets/types.js';
 import { EvaluatorConfigs } from './experiments/evaluator-service.js';
-import { LmdbEvaluatorConfigStore } from './experiments/evaluator-store.js';
 import { evaluatorRoutes } from './experiments/evaluator-routes.js';
 import { experimentRoutes } from './experiments/routes.js';
 import { ExperimentRunner } from './experiments/runner.js';
 import { RunScorer } from './experiments/scoring.js';
-import { LmdbExperimentStore } from './experiments/store.js';
 import { reviewRoutes } from './reviews/routes.js';
-import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
+import type { ReviewStore } from './reviews/store.js';
 import { createLogger, type Logger } from '../core/log.js';
 
 /** Everything the quality routes use, built once per service. */
 export interface QualityContext {
   settings: AutomationSettings;
-  db: AutomationDb;
   registry: AutomationRegistry;
   runs: RunService;
   scores: ScoreStore;
@@ -60,15 +56,15 @@ export function buildQualityContext(
   const log = createLogger('automation-quality');
   const pool = core.evalPool;
   const blobs = core.files.blobs;
-  const examples = new LmdbExampleStore(core.db, blobs);
-  const evaluators = new EvaluatorConfigs(new LmdbEvaluatorConfigStore(core.db), {
+  const examples = core.stores.examples;
+  const evaluators = new EvaluatorConfigs(core.stores.evaluatorConfigs, {
     customScripts: pool.customScripts,
   });
   const scorer = new RunScorer({ runs: core.runs, scores: core.scores, blobs, evaluators, pool, provider });
   const onError = (err: unknown, experimentId: string) =>
     log.warn({ err, experimentId }, 'experiment step failed');
   const experiments = new ExperimentRunner({
-    store: new LmdbExperimentStore(core.db),
+    store: core.stores.experiments,
     examples,
     runs: core.runs,
     blobs,
@@ -77,7 +73,6 @@ export function buildQualityContext(
   });
   const q: QualityContext = {
     settings: core.settings,
-    db: core.db,
     registry: core.registry,
     runs: core.runs,
     scores: core.scores,
@@ -86,7 +81,7 @@ export function buildQualityContext(
     examples,
     evaluators,
     experiments,
-    reviews: new LmdbReviewStore(core.db),
+    reviews: core.reviews,
     scorer,
     archiveLimits: core.settings.archiveLimits,
     archives: core.archives,

@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { strToU8, unzipSync } from 'fflate';
-import { LmdbExampleStore } from '../../src/automation/datasets/store.js';
 import { startAutomation, type RunningAutomation } from '../../src/automation/index.js';
 import { makeTestContext, type TestContext } from '../helpers/context.js';
 import { localRecord, rawZip, type RawEntry } from '../helpers/zip.js';
@@ -357,7 +356,7 @@ describe('running an example', () => {
     form.append('files', new Blob(['payload']), 'a.txt');
     assert.equal((await api('POST', `/automations/${A}/examples/${ex.id}/input`, { raw: form })).status, 201);
     // What an import through the old reader could store: the record is rewritten in LMDB directly.
-    const store = new LmdbExampleStore(service.core.db, service.core.files.blobs);
+    const store = service.core.stores.examples;
     const automationId = (await api('GET', `/automations/${A}`)).body.id;
     const tenant = (await api('GET', '/auth/check')).body.tenantId;
     await store.update(tenant, automationId, ex.id, (cur) => ({

@@ -11,6 +11,12 @@ import {
   type ExportRow,
 } from '../../src/automation/experiments/export.js';
 
+async function collect(chunks: AsyncIterable<Buffer>): Promise<Buffer[]> {
+  const out: Buffer[] = [];
+  for await (const c of chunks) out.push(c);
+  return out;
+}
+
 function rows(n: number): ExportRow[] {
   const base = Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, null])) as ExportRow;
   return Array.from({ length: n }, (_, i) => ({
@@ -25,9 +31,9 @@ function rows(n: number): ExportRow[] {
 }
 
 describe('experiment export chunks', () => {
-  it('CSV chunks join to the header and one line per row', () => {
+  it('CSV chunks join to the header and one line per row', async () => {
     const list = rows(2000);
-    const chunks = [...csvChunks(list)];
+    const chunks = await collect(csvChunks(list));
     assert.ok(chunks.length > 1, 'a document past 64 KiB comes in several chunks');
     const expected =
       [EXPORT_COLUMNS.join(','), ...list.map((r) => EXPORT_COLUMNS.map((c) => csvCell(r[c])).join(','))].join(
@@ -36,12 +42,15 @@ describe('experiment export chunks', () => {
     assert.equal(Buffer.concat(chunks).toString('utf8'), expected);
   });
 
-  it('JSON chunks join to one array of the rows as they are', () => {
+  it('JSON chunks join to one array of the rows as they are', async () => {
     const list = rows(2000);
-    const chunks = [...jsonChunks(list)];
+    const chunks = await collect(jsonChunks(list));
     assert.ok(chunks.length > 1);
     assert.deepEqual(JSON.parse(Buffer.concat(chunks).toString('utf8')), list);
-    assert.deepEqual(JSON.parse(Buffer.concat([...jsonChunks([])]).toString('utf8')), []);
-    assert.equal(Buffer.concat([...csvChunks([])]).toString('utf8'), EXPORT_COLUMNS.join(',') + '\r\n');
+    assert.deepEqual(JSON.parse(Buffer.concat(await collect(jsonChunks([]))).toString('utf8')), []);
+    assert.equal(
+      Buffer.concat(await collect(csvChunks([]))).toString('utf8'),
+      EXPORT_COLUMNS.join(',') + '\r\n',
+    );
   });
 });

@@ -5,13 +5,13 @@
 import { after, before, describe, it } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import type { KeyStore } from '../../src/core/auth/index.js';
 import { openAutomationDb } from '../../src/automation/db.js';
-import { BlobStore } from '../../src/automation/files/blobs.js';
+import { LocalBlobStore } from '../../src/automation/files/blobs.js';
 import { FileService } from '../../src/automation/files/service.js';
 import { LmdbFileStore } from '../../src/automation/files/store.js';
 import { DownloadTokens } from '../../src/automation/http/tokens.js';
@@ -183,15 +183,15 @@ describe('file upload sessions over HTTP', () => {
     assert.equal(short.status, 400);
     assert.equal(((await short.json()) as any).issues[0].code, 'size_mismatch');
     for (const text of ['abcdef', 'abc'])
-      assert.ok(!existsSync(h.service.core.files.blobs.pathOf(sha(text))));
+      assert.equal(await h.service.core.files.blobs.stat(sha(text)), undefined);
 
     assert.equal((await put(session, 'abcde')).status, 200);
-    assert.ok(existsSync(h.service.core.files.blobs.pathOf(sha('abcde'))));
+    assert.ok(await h.service.core.files.blobs.stat(sha('abcde')));
     const aborted = await h.api('DELETE', `/files/uploads/${session.uploadId}`);
     assert.deepEqual(aborted.body, { aborted: true });
     assert.deepEqual((await h.api('DELETE', `/files/uploads/${session.uploadId}`)).body, { aborted: true });
     // The bytes only the session held are gone; the session takes no more and cannot complete.
-    assert.ok(!existsSync(h.service.core.files.blobs.pathOf(sha('abcde'))));
+    assert.equal(await h.service.core.files.blobs.stat(sha('abcde')), undefined);
     assert.equal((await put(session, 'abcde')).status, 409);
     const done = await h.api('POST', `/files/uploads/${session.uploadId}/complete`);
     assert.equal(done.status, 409);
@@ -243,7 +243,7 @@ describe('upload session expiry', () => {
   it('refuses an expired session everywhere and the sweep frees its bytes', async () => {
     const db = openAutomationDb(join(dir, 'meta.lmdb'));
     try {
-      const store = new LmdbFileStore(db, new BlobStore(join(dir, 'blobs')));
+      const store = new LmdbFileStore(db, new LocalBlobStore(join(dir, 'blobs')));
       let now = Date.parse('2030-01-01T00:00:00Z');
       const files = new FileService(store, {
         maxUploadBytes: 1024,
@@ -262,8 +262,8 @@ describe('upload session expiry', () => {
         (_id, t) => ((token = t), `http://x/${t}`),
       );
       await files.receive(session.uploadId, token, chunks('late'));
-      const blob = store.blobs.pathOf(sha('late'));
-      assert.ok(existsSync(blob));
+      const blob = sha('late');
+      assert.ok(await store.blobs.stat(blob));
       assert.equal(await files.sweep(), 0);
 
       now += 60_000;
@@ -282,8 +282,8 @@ describe('upload session expiry', () => {
       assert.notEqual(fresh.uploadId, session.uploadId);
 
       assert.equal(await files.sweep(), 1);
-      assert.equal(store.upload(session.uploadId), undefined);
-      assert.ok(!existsSync(blob));
+      assert.equal(await store.upload(session.uploadId), undefined);
+      assert.equal(await store.blobs.stat(blob), undefined);
       assert.equal(await files.sweep(), 0);
     } finally {
       await db.close();

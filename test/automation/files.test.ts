@@ -1,7 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
 import * as W from '../../src/automation/wire/index.js';
 import type { KeyStore } from '../../src/core/auth/index.js';
@@ -71,7 +70,7 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
     assert.equal(content.headers.get('content-disposition'), 'attachment; filename="greeting.txt"');
     // The blob is content-addressed: the same bytes under another name share it.
     const blobs = h.service.core.files.blobs;
-    assert.ok(existsSync(blobs.pathOf(createHash('sha256').update('hello file').digest('hex'))));
+    assert.ok(await blobs.stat(createHash('sha256').update('hello file').digest('hex')));
 
     const run = await h.api('POST', '/runs?wait_for_completion=30', {
       body: { target: 'workflows.file-echo', input: {}, files: { doc: { $fileId: up.body.id } } },
@@ -187,7 +186,7 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
               contentType: 'text/plain',
               size: 1,
               sha256: 'x',
-              blobPath: '/nope',
+              source: { path: '/nope' },
               fileId: null,
             },
           ],
@@ -234,8 +233,9 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
     const unsafe = await h.api('POST', '/files', { raw: named });
     assert.equal(unsafe.status, 400);
     assert.equal(unsafe.body.issues[0].code, 'invalid_filename');
-    assert.ok(
-      !existsSync(h.service.core.files.blobs.pathOf(createHash('sha256').update('kept?').digest('hex'))),
+    assert.equal(
+      await h.service.core.files.blobs.stat(createHash('sha256').update('kept?').digest('hex')),
+      undefined,
     );
   });
 

@@ -10,7 +10,7 @@ import { makeTestContext } from '../helpers/context.js';
 import { HANG_MS, waitUntil } from '../helpers/wait.js';
 import { startAutomation } from '../../src/automation/index.js';
 import { openAutomationDb } from '../../src/automation/db.js';
-import { RunStore } from '../../src/automation/runs/store.js';
+import { LmdbRunStore } from '../../src/automation/runs/store.js';
 import { Run } from '../../src/automation/wire/runs.js';
 import { assertWire } from './wire-check.js';
 
@@ -64,9 +64,9 @@ describe('automation service lifecycle and providers', () => {
 
     // What a crash would leave behind: one run still queued, one marked running.
     const db = openAutomationDb(join(dataDir, 'automation', 'meta.lmdb'));
-    const store = new RunStore(db);
-    const base = store.get(done.id)!;
-    const detail = store.getDetail(done.id)!;
+    const store = new LmdbRunStore(db);
+    const base = (await store.get(done.id))!;
+    const detail = (await store.getDetail(done.id))!;
     const reset = {
       output: null,
       error: null,
@@ -104,7 +104,7 @@ describe('automation service lifecycle and providers', () => {
     const requeued = await again.core.runs.waitFor(`${done.id}-queued`, HANG_MS);
     assert.equal(requeued.status, 'completed');
     assert.equal((requeued.output as { text: string }).text, 'before restart');
-    const cut = again.core.runs.get(`${done.id}-running`)!;
+    const cut = (await again.core.runs.get(`${done.id}-running`))!;
     assert.equal(cut.status, 'failed');
     assert.match(cut.error ?? '', /stopped while the run was in flight/);
     assert.equal(cut.errorCode, 'service_interrupted');

@@ -264,7 +264,7 @@ describe('dataset examples', () => {
     const started = (await h.api('POST', `${EX}/${ex.id}/run`)).body;
     const run = await h.service.core.runs.waitFor(String(started.id), HANG_MS);
     assert.equal(run.status, 'completed');
-    const detail = h.service.core.runs.getDetail(run.id)!;
+    const detail = (await h.service.core.runs.getDetail(run.id))!;
     assert.deepEqual(detail.input.args, {
       text: 'has a file',
       doc: { $file: 'input/docs/a.bin' },

@@ -124,7 +124,7 @@ describe('reviews', () => {
     assert.equal(r3['corrections'].length, 1);
     assert.equal(r3['corrections'][0].createdAt, c2!['createdAt']);
     // The run record carries what the run views' RunReviewSummary is made of.
-    const summary = h.service.core.runs.get(id)!.review!;
+    const summary = (await h.service.core.runs.get(id))!.review!;
     assert.deepEqual(
       [summary.verdict, summary.status, summary.note, summary.correctionCount],
       [null, 'open', '', 1],
@@ -250,7 +250,7 @@ describe('reviews', () => {
     assert.equal(entries['expected/renamed.md'], undefined);
     assert.ok(entries['output/report.md']);
     // The run's review summary (what has_corrections filters on) counts the corrected files.
-    assert.equal(h.service.core.runs.get(id)!.review!.hasCorrections, true);
+    assert.equal((await h.service.core.runs.get(id))!.review!.hasCorrections, true);
     assert.equal((await h.api('GET', `/runs?limit=100&ids=${id}&has_corrections=true`)).body.runs.length, 1);
     // Changes to one review are applied one at a time: none of these concurrent ones is lost.
     const names = ['c1.txt', 'c2.txt', 'c3.txt', 'c4.txt', 'c5.txt'];

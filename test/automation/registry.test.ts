@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import type { LmdbAutomationStore } from '../../src/automation/registry/store.js';
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,7 +68,8 @@ describe('automation registry: sync, versions, rerun', () => {
   it('an automation synced under an earlier id keeps it', async () => {
     // A registry synced by an older version named automations `aut_<hash>`; runs and datasets
     // refer to that id, so a sync must not move the automation to a new one.
-    const { db } = h.service.core;
+    // Records as an older version left them in LMDB, written below the store interface.
+    const { db } = h.service.core.stores.automations as LmdbAutomationStore;
     const current = (await h.api('GET', '/automations/agents.echo-agent')).body;
     const record = { ...(db.automations.get(current.id) as object), id: 'aut_legacy0000000000000' };
     await db.automations.put('aut_legacy0000000000000', record);

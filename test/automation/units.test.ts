@@ -127,7 +127,7 @@ describe('automation pure modules', () => {
     assert.ok(below > 850 && below < 1150);
   });
 
-  it('neutralises spreadsheet formulas in CSV cells and keeps RFC 4180 quoting', () => {
+  it('neutralises spreadsheet formulas in CSV cells and keeps RFC 4180 quoting', async () => {
     // OWASP "CSV Injection": text starting with = + - @ tab or CR gets a leading single quote.
     assert.equal(csvCell('=1+1'), "'=1+1");
     assert.equal(csvCell('+41 22'), "'+41 22");
@@ -143,7 +143,7 @@ describe('automation pure modules', () => {
     assert.equal(csvCell(null), '');
     assert.equal(csvCell('say "hi", then\nleave'), '"say ""hi"", then\nleave"');
     const row = Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, null])) as ExportRow;
-    const csv = toCsv([{ ...row, exampleName: '=2*3', label: '@x', score: 1 }]);
+    const csv = await toCsv([{ ...row, exampleName: '=2*3', label: '@x', score: 1 }]);
     assert.equal(csv.split('\r\n')[1], ",,'=2*3,,,,1,,'@x,,,");
   });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ArchiveRefusal, refused } from '../../src/automation/archives/limits.js';
 import { EvaluatorError } from '../../src/automation/evals/subject.js';
-import { TooLargeError } from '../../src/automation/files/blobs.js';
+import { TooLargeError } from '../../src/automation/files/blob-store.js';
 import { GitError } from '../../src/automation/registry/git.js';
 import { ManifestError } from '../../src/automation/registry/manifest.js';
 import { RefNotFoundError } from '../../src/automation/registry/repository.js';

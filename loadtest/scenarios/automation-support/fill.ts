@@ -3,7 +3,7 @@
 
 import { openAutomationDb } from '../../../src/automation/db.js';
 import { newRunId, sampleRank } from '../../../src/automation/runs/ids.js';
-import { RunStore } from '../../../src/automation/runs/store.js';
+import { LmdbRunStore } from '../../../src/automation/runs/store.js';
 import { emptyDetail, type RunRecord, type RunStatus } from '../../../src/automation/runs/types.js';
 
 const STATUSES: RunStatus[] = ['completed', 'completed', 'completed', 'failed', 'cancelled'];
@@ -50,7 +50,7 @@ export function syntheticRun(i: number, start: number): RunRecord {
 /** Writes `count` runs into the automation LMDB at `path`, 5000 per transaction. */
 export async function fillRuns(path: string, count: number): Promise<void> {
   const db = openAutomationDb(path);
-  const store = new RunStore(db);
+  const store = new LmdbRunStore(db);
   const start = Date.now() - count - 60_000;
   try {
     for (let done = 0; done < count;) {

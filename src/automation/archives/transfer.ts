@@ -7,7 +7,8 @@ import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { contentDisposition, type HttpRequest, type HttpResponse } from '../../core/http/index.js';
 import { invalid } from '../errors.js';
-import { TooLargeError, writeTemp } from '../files/blobs.js';
+import { TooLargeError } from '../files/blob-store.js';
+import { writeTemp } from '../files/blobs.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { overLimit, toServiceError, type ArchiveLimits } from './limits.js';
 import type { ArchivePool } from './pool.js';
@@ -50,6 +51,14 @@ export async function receiveArchive(
   }
 }
 
+/** The limits an archive of `entries` entries and `bytes` bytes must stay within, before any work. */
+export function checkArchive(entries: number, bytes: number, limits: ArchiveLimits): void {
+  if (entries > limits.maxEntries)
+    throw toServiceError(overLimit('maxEntries', limits, 'the archive would have'));
+  if (bytes > limits.maxUncompressedBytes)
+    throw toServiceError(overLimit('maxUncompressedBytes', limits, 'the archive would expand to'));
+}
+
 /**
  * Answers with a ZIP of `entries`. `bytes` (the sum of the entries' sizes, known from stored
  * metadata) and the entry count are checked first, so an oversize archive is a 413 before any
@@ -65,18 +74,18 @@ export async function sendArchive(
     mtime: number;
     limits: ArchiveLimits;
     filename: string;
+    /** Runs once the archive is built, before any byte is sent (removes what the build read). */
+    built?: () => Promise<void>;
   },
 ): Promise<void> {
   const { limits } = opts;
-  if (opts.entries.length > limits.maxEntries)
-    throw toServiceError(overLimit('maxEntries', limits, 'the archive would have'));
-  if (opts.bytes > limits.maxUncompressedBytes)
-    throw toServiceError(overLimit('maxUncompressedBytes', limits, 'the archive would expand to'));
+  checkArchive(opts.entries.length, opts.bytes, limits);
   await mkdir(opts.dir, { recursive: true });
   const path = join(opts.dir, `archive-${randomBytes(12).toString('hex')}.zip`);
   let handle: FileHandle | undefined;
   try {
     await pool.build(path, opts.entries, opts.mtime, limits);
+    await opts.built?.();
     // Unlinked before the first byte is sent: the open handle keeps the bytes readable, and no
     // temp file outlives the response (or a crash in the middle of it).
     handle = await open(path, 'r');

@@ -2,9 +2,12 @@
 // handler reads its request and hands it to the DatasetService (service.ts); the request and
 // response shapes are the SDK's (src/automation/wire/datasets.ts).
 
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { HttpRequest } from '../../core/http/index.js';
-import { sendFile } from '../../core/http/download.js';
+import { sendBody } from '../../core/http/download.js';
 import { ApiError } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
 import { IdListString } from '../http/ids.js';
@@ -12,7 +15,7 @@ import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { principalOf } from '../http/principal.js';
 import { route, type RouteContext } from '../http/route.js';
 import type { QualityContext } from '../quality.js';
-import { sendArchive } from '../archives/transfer.js';
+import { checkArchive, sendArchive } from '../archives/transfer.js';
 import {
   AutomationDatasetImportMultipartRequest,
   DatasetExample,
@@ -37,7 +40,11 @@ import { datasetEntries, datasetSize, FIXED_MTIME } from './archive.js';
 import { receiveDataset } from './import.js';
 import { cleanPath, EXAMPLE_ID } from './paths.js';
 import { DatasetService, type ReceivedFile } from './service.js';
-import type { ExampleFolder } from './types.js';
+import type { ExampleFolder, ExampleRecord } from './types.js';
+
+/** The blobs an example's files are. */
+const blobsOf = (e: ExampleRecord) =>
+  [...Object.values(e.files.input), ...Object.values(e.files.expected)].map((ref) => ref.sha256);
 
 /** The SDK's body (one object, as its type is), plus Sluice's optional caller-chosen `id`. */
 const CreateBody = Type.Object(
@@ -100,8 +107,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
   // Automations are the operator's shared catalogue; examples are the caller's tenant's own.
   const automation = (params: Readonly<Record<string, string>>) =>
     registry.find((params['id'] ?? '').split('@')[0]!);
-  const example = (ctx: { params: Readonly<Record<string, string>>; tenant(): string }) =>
-    datasets.find(ctx.tenant(), automation(ctx.params).id, ctx.params['exampleId'] ?? '');
+  const example = async (ctx: { params: Readonly<Record<string, string>>; tenant(): string }) =>
+    datasets.find(ctx.tenant(), (await automation(ctx.params)).id, ctx.params['exampleId'] ?? '');
   const filePath = (params: Readonly<Record<string, string>>) => cleanPath(params['*'] ?? '', 'path');
   const tag = 'datasets';
 
@@ -143,7 +150,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         summary: `Paths of the example's ${folder} files`,
         tag,
         responses: { 200: { description: `${s.Folder} file paths`, schema: s.List } },
-        handle: (ctx) => ({ files: datasets.listFiles(example(ctx), folder) }),
+        handle: async (ctx) => ({ files: datasets.listFiles(await example(ctx), folder) }),
       }),
       route({
         method: 'POST',
@@ -161,7 +168,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         responses: { 201: { description: `Uploaded ${folder} files`, schema: s.UploadResponse } },
         // Annotated: with a raw body the handler gets no parsed body (TS would borrow the schema's type).
         async handle(ctx: RouteContext<Static<TObject<Record<string, never>>>, undefined>) {
-          const ex = example(ctx);
+          const ex = await example(ctx);
           const uploaded = await withUploadedFiles(ctx.req, (files) => datasets.addFiles(ex, folder, files));
           return { uploaded };
         },
@@ -176,9 +183,9 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
           200: { description: 'file bytes', schema: Binary, contentType: 'application/octet-stream' },
         },
         async handle(ctx) {
-          const file = datasets.fileToSend(example(ctx), folder, filePath(ctx.params));
+          const file = await datasets.fileToSend(await example(ctx), folder, filePath(ctx.params));
           // The SDK's download check takes octet-stream whatever the file is; its type stays in the archive.
-          await sendFile(ctx.res, file.path, {
+          await sendBody(ctx.res, file.body, {
             contentType: 'application/octet-stream',
             filename: file.filename,
           });
@@ -192,8 +199,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         tag,
         body: { schema: s.RenameRequest },
         responses: { 200: { description: `Renamed ${folder} file`, schema: s.RenameResponse } },
-        handle: (ctx) =>
-          datasets.renameFile(example(ctx), folder, filePath(ctx.params), ctx.body.newFilename),
+        handle: async (ctx) =>
+          datasets.renameFile(await example(ctx), folder, filePath(ctx.params), ctx.body.newFilename),
       }),
       route({
         method: 'DELETE',
@@ -202,7 +209,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         summary: `Delete a ${folder} file`,
         tag,
         responses: { 200: { description: `${s.Folder} file deleted`, schema: FileDeleted } },
-        handle: (ctx) => datasets.deleteFile(example(ctx), folder, filePath(ctx.params)),
+        handle: async (ctx) => datasets.deleteFile(await example(ctx), folder, filePath(ctx.params)),
       }),
     ];
   };
@@ -216,7 +223,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       tag,
       query: PageQuery,
       responses: { 200: { description: 'Page of dataset examples', schema: DatasetExampleList } },
-      handle: (ctx) => datasets.list(ctx.tenant(), automation(ctx.params).id, ctx.query),
+      handle: async (ctx) => datasets.list(ctx.tenant(), (await automation(ctx.params)).id, ctx.query),
     }),
     route({
       method: 'POST',
@@ -226,7 +233,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       tag,
       body: { schema: CreateBody },
       responses: { 201: { description: 'Created dataset example', schema: DatasetExample } },
-      handle: (ctx) => datasets.create(ctx.tenant(), automation(ctx.params), ctx.body),
+      handle: async (ctx) => datasets.create(ctx.tenant(), await automation(ctx.params), ctx.body),
     }),
     route({
       method: 'GET',
@@ -235,7 +242,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       summary: 'One dataset example',
       tag,
       responses: { 200: { description: 'Dataset example', schema: DatasetExample } },
-      handle: (ctx) => datasets.view(example(ctx)),
+      handle: async (ctx) => datasets.view(await example(ctx)),
     }),
     route({
       method: 'PATCH',
@@ -245,8 +252,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       tag,
       body: { schema: DatasetExampleUpdate },
       responses: { 200: { description: 'Updated dataset example', schema: DatasetExample } },
-      handle(ctx) {
-        const ex = example(ctx);
+      async handle(ctx) {
+        const ex = await example(ctx);
         return datasets.update(ex.tenant, ex.automationId, ex.id, ctx.body);
       },
     }),
@@ -257,8 +264,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       summary: 'Delete an example and its files',
       tag,
       responses: { 200: { description: 'Deleted dataset example', schema: DatasetExample } },
-      handle(ctx) {
-        const ex = example(ctx);
+      async handle(ctx) {
+        const ex = await example(ctx);
         return datasets.delete(ex.tenant, ex.automationId, ex.id);
       },
     }),
@@ -269,8 +276,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       summary: "Start an asynchronous run of the example's input, input files and overrides",
       tag,
       responses: { 201: { description: 'Example run accepted', schema: ExampleRunResponse } },
-      handle(ctx) {
-        const ex = example(ctx);
+      async handle(ctx) {
+        const ex = await example(ctx);
         return datasets.run(ex, principalOf(ctx.req));
       },
     }),
@@ -287,20 +294,33 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         200: { description: 'Dataset ZIP archive', schema: Binary, contentType: 'application/zip' },
       },
       async handle(ctx) {
-        const a = automation(ctx.params);
+        const a = await automation(ctx.params);
         const ids = ctx.query.exampleIds
           ?.split(',')
           .map((s) => s.trim())
           .filter(Boolean);
-        const list = datasets.exportable(ctx.tenant(), a.id, ids);
-        await sendArchive(ctx.res, q.archives, {
-          dir: q.tmpDir,
-          entries: datasetEntries(list, (sha) => q.blobs.pathOf(sha)),
-          bytes: datasetSize(list),
-          mtime: FIXED_MTIME,
-          limits: q.archiveLimits,
-          filename: `${a.slug}-dataset.zip`,
-        });
+        const list = await datasets.exportable(ctx.tenant(), a.id, ids);
+        // The archive worker reads files: each blob is put in a staging folder first (after the
+        // size check, so an oversize export copies nothing), and the folder goes once the
+        // archive is built, before the answer starts.
+        const staging = join(q.tmpDir, `export-${randomBytes(12).toString('hex')}`);
+        const entries = datasetEntries(list, (sha) => join(staging, sha));
+        const bytes = datasetSize(list);
+        checkArchive(entries.length, bytes, q.archiveLimits);
+        try {
+          for (const sha of new Set(list.flatMap(blobsOf))) await q.blobs.copyTo(sha, join(staging, sha));
+          await sendArchive(ctx.res, q.archives, {
+            dir: q.tmpDir,
+            entries,
+            bytes,
+            mtime: FIXED_MTIME,
+            limits: q.archiveLimits,
+            filename: `${a.slug}-dataset.zip`,
+            built: () => rm(staging, { recursive: true, force: true }),
+          });
+        } finally {
+          await rm(staging, { recursive: true, force: true });
+        }
       },
     }),
     route({
@@ -319,7 +339,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
       maxBodyBytes: q.archiveLimits.maxBytes + 1024 * 1024,
       responses: { 200: { description: 'Import result', schema: DatasetImportResponse } },
       async handle(ctx: RouteContext<Static<typeof ImportQuery>, undefined>) {
-        const a = automation(ctx.params);
+        const a = await automation(ctx.params);
         const { mode, parsed, discard } = await receiveDataset(ctx.req, q, ctx.query.mode);
         try {
           return await datasets.importExamples(ctx.tenant(), a, mode, parsed);

@@ -4,7 +4,6 @@
 import { basename, dirname } from 'node:path';
 import type { Principal } from '../../core/auth/types.js';
 import { invalid } from '../errors.js';
-import type { BlobStore } from '../files/blobs.js';
 import type { RunService, StagedInputFile } from '../runs/service.js';
 import type { RunRecord } from '../runs/types.js';
 import { checkRelativePath, collectFileRefs, splitFileRef } from './paths.js';
@@ -36,7 +35,6 @@ function rewriteRefs(value: unknown): unknown {
 
 export async function startExampleRun(
   runs: RunService,
-  blobs: BlobStore,
   example: ExampleRecord,
   opts: {
     principal: Pick<Principal, 'tenant' | 'user'>;
@@ -69,7 +67,7 @@ export async function startExampleRun(
     contentType: ref.contentType,
     size: ref.size,
     sha256: ref.sha256,
-    blobPath: blobs.pathOf(ref.sha256),
+    source: 'blob' as const,
     fileId: null,
   }));
   const overrides = example.overrides as { steps?: Record<string, unknown> } | null;

@@ -3,9 +3,10 @@
 // HTTP; storage is the ExampleStore (store.ts); file bytes live in the blob store.
 
 import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { Principal } from '../../core/auth/types.js';
 import { ApiError, invalid, notFound } from '../errors.js';
-import type { BlobStore } from '../files/blobs.js';
+import type { BlobStore } from '../files/blob-store.js';
 import type { AutomationType } from '../registry/manifest.js';
 import type { RunService } from '../runs/service.js';
 import type {
@@ -108,7 +109,7 @@ function fileRef(e: ExampleRecord, folder: ExampleFolder, path: string): Example
 export class DatasetService {
   constructor(private readonly deps: DatasetDeps) {}
 
-  find(tenant: string, automationId: string, exampleId: string): ExampleRecord {
+  find(tenant: string, automationId: string, exampleId: string): Promise<ExampleRecord> {
     return this.deps.examples.find(tenant, automationId, exampleId);
   }
 
@@ -116,10 +117,14 @@ export class DatasetService {
     return exampleView(e);
   }
 
-  list(tenant: string, automationId: string, page: { limit?: number; offset?: number }): DatasetExampleList {
+  async list(
+    tenant: string,
+    automationId: string,
+    page: { limit?: number; offset?: number },
+  ): Promise<DatasetExampleList> {
     const limit = page.limit ?? 50;
     const offset = page.offset ?? 0;
-    const all = this.deps.examples.list(tenant, automationId);
+    const all = await this.deps.examples.list(tenant, automationId);
     return { data: all.slice(offset, offset + limit).map(exampleView), total: all.length, limit, offset };
   }
 
@@ -133,7 +138,9 @@ export class DatasetService {
       ...body,
       id: body.id ?? newExampleId(),
       rowOrder:
-        body.rowOrder === undefined ? this.deps.examples.nextRowOrder(tenant, automation.id) : body.rowOrder,
+        body.rowOrder === undefined
+          ? await this.deps.examples.nextRowOrder(tenant, automation.id)
+          : body.rowOrder,
     });
     await this.deps.examples.insert(record);
     return exampleView(record);
@@ -181,10 +188,14 @@ export class DatasetService {
     return Object.keys(added);
   }
 
-  /** Where a file's bytes are, and the name to send them under. */
-  fileToSend(e: ExampleRecord, folder: ExampleFolder, path: string): { path: string; filename: string } {
+  /** A file's bytes, and the name to send them under. */
+  async fileToSend(
+    e: ExampleRecord,
+    folder: ExampleFolder,
+    path: string,
+  ): Promise<{ body: Readable; filename: string }> {
     const ref = fileRef(e, folder, path);
-    return { path: this.deps.blobs.pathOf(ref.sha256), filename: path.split('/').pop()! };
+    return { body: await this.deps.blobs.read(ref.sha256), filename: path.split('/').pop()! };
   }
 
   /** Renames a file within its parent folder (409 when the target exists). */
@@ -222,7 +233,7 @@ export class DatasetService {
 
   /** Starts an asynchronous run of the example; it is scored against the example when it ends. */
   async run(e: ExampleRecord, principal: Pick<Principal, 'tenant' | 'user'>): Promise<ExampleRunResponse> {
-    const run = await startExampleRun(this.deps.runs, this.deps.blobs, e, { principal, trigger: 'api' });
+    const run = await startExampleRun(this.deps.runs, e, { principal, trigger: 'api' });
     await this.deps.examples
       .update(e.tenant, e.automationId, e.id, (cur) => ({ ...cur, latestRunId: run.id }))
       .catch(() => {});
@@ -231,8 +242,12 @@ export class DatasetService {
   }
 
   /** The examples an export holds: all, or the listed ids (400 naming unknown ones). */
-  exportable(tenant: string, automationId: string, ids: readonly string[] | undefined): ExampleRecord[] {
-    const all = this.deps.examples.list(tenant, automationId);
+  async exportable(
+    tenant: string,
+    automationId: string,
+    ids: readonly string[] | undefined,
+  ): Promise<ExampleRecord[]> {
+    const all = await this.deps.examples.list(tenant, automationId);
     if (!ids || ids.length === 0) return all;
     const known = new Set(all.map((e) => e.id));
     const missing = ids.filter((id) => !known.has(id));
@@ -255,7 +270,7 @@ export class DatasetService {
   ): Promise<DatasetImportResponse> {
     const staged: string[] = [];
     try {
-      let order = mode === 'replace' ? 0 : this.deps.examples.nextRowOrder(tenant, automation.id);
+      let order = mode === 'replace' ? 0 : await this.deps.examples.nextRowOrder(tenant, automation.id);
       const records: ExampleRecord[] = [];
       const sources = new Map<ExampleRecord, string>();
       for (const ex of parsed) {

@@ -8,7 +8,7 @@ import type { Database } from 'lmdb';
 import { randomBytes } from 'node:crypto';
 import type { AutomationDb } from '../db.js';
 import { ApiError, notFound } from '../errors.js';
-import type { BlobStore } from '../files/blobs.js';
+import type { BlobStore } from '../files/blob-store.js';
 import { byDatasetOrder, type ExampleRecord } from './types.js';
 
 export const newExampleId = () => `ex_${randomBytes(9).toString('hex')}`;
@@ -25,12 +25,13 @@ export interface ImportOutcome {
 
 export interface ExampleStore {
   /** A tenant's examples of an automation in dataset order (rowOrder, null last, then id). */
-  list(tenant: string, automationId: string): ExampleRecord[];
-  get(tenant: string, automationId: string, id: string): ExampleRecord | undefined;
+  list(tenant: string, automationId: string): Promise<ExampleRecord[]>;
+  /** The tenant's example, or undefined (another tenant's is not found either). */
+  get(tenant: string, automationId: string, id: string): Promise<ExampleRecord | undefined>;
   /** As get, or a 404. */
-  find(tenant: string, automationId: string, id: string): ExampleRecord;
+  find(tenant: string, automationId: string, id: string): Promise<ExampleRecord>;
   /** One past the highest rowOrder of the dataset (0 when empty). */
-  nextRowOrder(tenant: string, automationId: string): number;
+  nextRowOrder(tenant: string, automationId: string): Promise<number>;
   /** Stores a record, replacing one of the same key. */
   put(record: ExampleRecord): Promise<void>;
   /** Stores a new record; a 409 when the id is taken (checked in the same transaction). */
@@ -69,23 +70,23 @@ export class LmdbExampleStore implements ExampleStore {
     return this.table.getRange({ start: [tenant, automationId, ''], end: [tenant, automationId, '\uffff'] });
   }
 
-  list(tenant: string, automationId: string): ExampleRecord[] {
+  async list(tenant: string, automationId: string): Promise<ExampleRecord[]> {
     const out: ExampleRecord[] = [];
     for (const { value } of this.range(tenant, automationId)) out.push(value);
     return out.sort(byDatasetOrder);
   }
 
-  get(tenant: string, automationId: string, id: string): ExampleRecord | undefined {
+  async get(tenant: string, automationId: string, id: string): Promise<ExampleRecord | undefined> {
     return this.table.get([tenant, automationId, id]);
   }
 
-  find(tenant: string, automationId: string, id: string): ExampleRecord {
-    const e = this.get(tenant, automationId, id);
+  async find(tenant: string, automationId: string, id: string): Promise<ExampleRecord> {
+    const e = this.table.get([tenant, automationId, id]);
     if (!e) throw notFound(`example ${JSON.stringify(id)}`, 'exampleId');
     return e;
   }
 
-  nextRowOrder(tenant: string, automationId: string): number {
+  async nextRowOrder(tenant: string, automationId: string): Promise<number> {
     let max = -1;
     for (const { value } of this.range(tenant, automationId))
       if (value.rowOrder !== null) max = Math.max(max, Math.floor(value.rowOrder));
@@ -115,7 +116,7 @@ export class LmdbExampleStore implements ExampleStore {
   }
 
   private async collect(dropped: string[]): Promise<void> {
-    for (const sha of dropped) if (this.db.blobRefs.get(sha) === undefined) await this.blobs.remove(sha);
+    for (const sha of dropped) if (this.db.blobRefs.get(sha) === undefined) await this.blobs.delete(sha);
   }
 
   async put(record: ExampleRecord): Promise<void> {

@@ -25,7 +25,7 @@ export function evaluatorRoutes(q: QualityContext): ApiRoute[] {
       responses: {
         200: { description: 'Evaluator YAML and parsed configuration', schema: EvaluatorConfigResponse },
       },
-      handle: (ctx) => q.evaluators.view(ctx.tenant(), automation(ctx)),
+      handle: async (ctx) => q.evaluators.view(ctx.tenant(), await automation(ctx)),
     }),
     route({
       method: 'PUT',
@@ -47,7 +47,7 @@ export function evaluatorRoutes(q: QualityContext): ApiRoute[] {
         },
       },
       async handle(ctx) {
-        const a = automation(ctx);
+        const a = await automation(ctx);
         const text = ctx.body
           ? ctx.body.yaml
           : isYaml(ctx)

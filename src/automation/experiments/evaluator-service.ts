@@ -12,7 +12,7 @@ import {
 } from '../evals/index.js';
 import type { AutomationRecord } from '../registry/service.js';
 import type { EvaluatorConfigResponse } from '../wire/experiments.js';
-import type { EvaluatorConfigStore } from './evaluator-store.js';
+import type { EvaluatorConfigStore, StoredEvaluatorConfig } from './evaluator-store.js';
 
 /** `evaluators[2].value` → `evaluators.2.value`, the envelope's dotted field form. */
 export function dottedPath(path: string): string {
@@ -51,8 +51,15 @@ export class EvaluatorConfigs {
   ) {}
 
   /** The parsed config, or undefined when the tenant has none for the automation. */
-  config(tenant: string, automationId: string): EvaluatorConfig | undefined {
-    const stored = this.store.get(tenant, automationId);
+  async config(tenant: string, automationId: string): Promise<EvaluatorConfig | undefined> {
+    return this.parsed(tenant, automationId, await this.store.get(tenant, automationId));
+  }
+
+  private parsed(
+    tenant: string,
+    automationId: string,
+    stored: StoredEvaluatorConfig | undefined,
+  ): EvaluatorConfig | undefined {
     if (!stored) return undefined;
     const key = JSON.stringify([tenant, automationId]);
     const hit = this.cache.get(key);
@@ -63,9 +70,9 @@ export class EvaluatorConfigs {
   }
 
   /** As stored; `yaml: ""` and no evaluators when nothing is (the API's yaml is a string). */
-  view(tenant: string, automation: AutomationRecord): EvaluatorConfigResponse {
-    const stored = this.store.get(tenant, automation.id);
-    return configView(automation, stored?.yaml ?? '', this.config(tenant, automation.id));
+  async view(tenant: string, automation: AutomationRecord): Promise<EvaluatorConfigResponse> {
+    const stored = await this.store.get(tenant, automation.id);
+    return configView(automation, stored?.yaml ?? '', this.parsed(tenant, automation.id, stored));
   }
 
   /** Validates and stores; a text that does not validate is a 400 listing every problem. */

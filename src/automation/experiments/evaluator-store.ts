@@ -14,7 +14,9 @@ export interface StoredEvaluatorConfig {
 }
 
 export interface EvaluatorConfigStore {
-  get(tenant: string, automationId: string): StoredEvaluatorConfig | undefined;
+  /** The tenant's config of the automation, or undefined (another tenant's is not found either). */
+  get(tenant: string, automationId: string): Promise<StoredEvaluatorConfig | undefined>;
+  /** Stores the record, replacing the tenant's config of the same automation. */
   put(record: StoredEvaluatorConfig): Promise<void>;
 }
 
@@ -25,7 +27,7 @@ export class LmdbEvaluatorConfigStore implements EvaluatorConfigStore {
     this.table = db.root.openDB<StoredEvaluatorConfig, [string, string]>({ name: 'evaluator-configs' });
   }
 
-  get(tenant: string, automationId: string): StoredEvaluatorConfig | undefined {
+  async get(tenant: string, automationId: string): Promise<StoredEvaluatorConfig | undefined> {
     return this.table.get([tenant, automationId]);
   }
 

@@ -23,16 +23,16 @@ export const EXPORT_COLUMNS = [
 
 export type ExportRow = Record<(typeof EXPORT_COLUMNS)[number], string | number | boolean | null>;
 
-export function* exportRows(
+export async function* exportRows(
   experiments: Iterable<ExperimentRecord>,
-  scoresOf: (runId: string) => EvalResult[],
-  runOf: (runId: string) => { status: string; error: string | null } | undefined,
-): Generator<ExportRow> {
+  scoresOf: (runId: string) => Promise<EvalResult[]>,
+  runOf: (runId: string) => Promise<{ status: string; error: string | null } | undefined>,
+): AsyncGenerator<ExportRow> {
   for (const exp of experiments)
     for (const ref of exp.runs) {
-      const results = scoresOf(ref.id);
+      const results = await scoresOf(ref.id);
       if (results.length === 0) {
-        const run = runOf(ref.id);
+        const run = await runOf(ref.id);
         const r = exp.results[ref.id];
         yield {
           executionId: ref.id,
@@ -83,17 +83,21 @@ export function csvCell(v: string | number | boolean | null): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+type Rows = Iterable<ExportRow> | AsyncIterable<ExportRow>;
+
 /** The whole CSV document as one string. */
-export function toCsv(rows: Iterable<ExportRow>): string {
-  return Buffer.concat([...csvChunks(rows)]).toString('utf8');
+export async function toCsv(rows: Rows): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of csvChunks(rows)) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 const CHUNK_CHARS = 64 * 1024;
 
 /** The CSV document (header line first) in chunks of about 64 KiB. */
-export function* csvChunks(rows: Iterable<ExportRow>): Generator<Buffer> {
+export async function* csvChunks(rows: Rows): AsyncGenerator<Buffer> {
   let buf = EXPORT_COLUMNS.join(',') + '\r\n';
-  for (const r of rows) {
+  for await (const r of rows) {
     buf += EXPORT_COLUMNS.map((c) => csvCell(r[c])).join(',') + '\r\n';
     if (buf.length >= CHUNK_CHARS) {
       yield Buffer.from(buf, 'utf8');
@@ -104,10 +108,10 @@ export function* csvChunks(rows: Iterable<ExportRow>): Generator<Buffer> {
 }
 
 /** The JSON document, an array of the rows with their values as stored, in chunks. */
-export function* jsonChunks(rows: Iterable<ExportRow>): Generator<Buffer> {
+export async function* jsonChunks(rows: Rows): AsyncGenerator<Buffer> {
   let buf = '[';
   let first = true;
-  for (const r of rows) {
+  for await (const r of rows) {
     buf += (first ? '' : ',') + JSON.stringify(r);
     first = false;
     if (buf.length >= CHUNK_CHARS) {

@@ -47,7 +47,7 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
       responses: {
         200: { description: 'Page of experiment batches', schema: AutomationsExperimentsListResponse },
       },
-      handle: (ctx) => service.list(ctx.tenant(), automation(ctx), ctx.query),
+      handle: async (ctx) => service.list(ctx.tenant(), await automation(ctx), ctx.query),
     }),
     route({
       method: 'POST',
@@ -61,7 +61,7 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
         202: { description: 'Experiment accepted and runs enqueued', schema: ExperimentCreateResponse },
       },
       async handle(ctx) {
-        const e = await service.start(automation(ctx), principal(ctx), ctx.body ?? {});
+        const e = await service.start(await automation(ctx), principal(ctx), ctx.body ?? {});
         return service.createResponse(e);
       },
     }),
@@ -82,7 +82,7 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
       },
       async handle(ctx) {
         const events = new EventQueue();
-        await service.start(automation(ctx), principal(ctx), ctx.body ?? {}, (e) => events.push(e));
+        await service.start(await automation(ctx), principal(ctx), ctx.body ?? {}, (e) => events.push(e));
         await writeNdjson(ctx.res, events);
       },
     }),
@@ -94,8 +94,11 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
       tag,
       query: ExportAllQuery,
       responses: { 200: DOWNLOAD },
-      handle: (ctx) =>
-        download(ctx.res, service.export(ctx.tenant(), automation(ctx), undefined, ctx.query.format)),
+      handle: async (ctx) =>
+        download(
+          ctx.res,
+          await service.export(ctx.tenant(), await automation(ctx), undefined, ctx.query.format),
+        ),
     }),
     route({
       method: 'GET',
@@ -106,7 +109,8 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
       responses: {
         200: { description: 'Experiment detail with runs and results', schema: ExperimentDetail },
       },
-      handle: (ctx) => service.detail(service.find(ctx.tenant(), automation(ctx), experimentId(ctx))),
+      handle: async (ctx) =>
+        service.detail(await service.find(ctx.tenant(), await automation(ctx), experimentId(ctx))),
     }),
     route({
       method: 'POST',
@@ -117,7 +121,7 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
       responses: {
         200: { description: 'Experiment detail after the cancellation request', schema: ExperimentDetail },
       },
-      handle: (ctx) => service.cancel(ctx.tenant(), automation(ctx), experimentId(ctx)),
+      handle: async (ctx) => service.cancel(ctx.tenant(), await automation(ctx), experimentId(ctx)),
     }),
     route({
       method: 'GET',
@@ -127,8 +131,11 @@ export function experimentRoutes(q: QualityContext): ApiRoute[] {
       tag,
       query: ExportQuery,
       responses: { 200: DOWNLOAD },
-      handle: (ctx) =>
-        download(ctx.res, service.export(ctx.tenant(), automation(ctx), experimentId(ctx), ctx.query.format)),
+      handle: async (ctx) =>
+        download(
+          ctx.res,
+          await service.export(ctx.tenant(), await automation(ctx), experimentId(ctx), ctx.query.format),
+        ),
     }),
     route({
       method: 'GET',

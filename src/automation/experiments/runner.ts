@@ -5,7 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Principal } from '../../core/auth/types.js';
-import type { BlobStore } from '../files/blobs.js';
+import type { BlobStore } from '../files/blob-store.js';
 import type { RunService } from '../runs/service.js';
 import { TERMINAL, type RunRecord } from '../runs/types.js';
 import type { AutomationRecord } from '../registry/service.js';
@@ -43,18 +43,18 @@ export class ExperimentRunner {
 
   /** Experiments cut off by a stop are closed as interrupted; their runs were recovered by the run service. */
   async recover(): Promise<number> {
-    const left = this.deps.store.unfinished();
+    const left = await this.deps.store.unfinished();
     for (const r of left)
       await this.deps.store.put({ ...r, status: 'completed', interrupted: true, completedAt: Date.now() });
     return left.length;
   }
 
   /** The tenant's experiments of an automation, newest first, live state for running ones. */
-  list(tenant: string, automationId: string): ExperimentRecord[] {
-    return this.deps.store.list(tenant, automationId).map((e) => this.active.get(e.id)?.record ?? e);
+  async list(tenant: string, automationId: string): Promise<ExperimentRecord[]> {
+    return (await this.deps.store.list(tenant, automationId)).map((e) => this.active.get(e.id)?.record ?? e);
   }
 
-  get(tenant: string, id: string): ExperimentRecord | undefined {
+  async get(tenant: string, id: string): Promise<ExperimentRecord | undefined> {
     const live = this.active.get(id)?.record;
     if (live) return live.tenant === tenant ? live : undefined;
     return this.deps.store.get(tenant, id);
@@ -144,7 +144,7 @@ export class ExperimentRunner {
         const example = args.examples[next++]!;
         let run: RunRecord;
         try {
-          run = await startExampleRun(this.deps.runs, this.deps.blobs, example, {
+          run = await startExampleRun(this.deps.runs, example, {
             principal: args.principal,
             trigger: 'experiment',
             batchId: a.record.id,
@@ -166,7 +166,7 @@ export class ExperimentRunner {
           continue;
         }
         a.inFlight.add(run.id);
-        // Mutated in place (lmdb encodes the value when put is called), so a large experiment
+        // Mutated in place (a store encodes the value when put is called), so a large experiment
         // does not copy its run list once per run.
         a.record.runs.push({
           id: run.id,
@@ -250,7 +250,7 @@ export class ExperimentRunner {
     }
     await Promise.all(
       [...a.inFlight].map(async (runId) => {
-        const run = this.deps.runs.get(runId);
+        const run = await this.deps.runs.get(runId);
         if (run && !TERMINAL.has(run.status)) await this.deps.runs.cancel(runId).catch(() => {});
       }),
     );

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { ScoreStore, EvalResult } from '../runs/scores.js';
 import type { RunService } from '../runs/service.js';
 import type { RunRecord } from '../runs/types.js';
-import type { BlobStore } from '../files/blobs.js';
+import { readAll, type BlobStore } from '../files/blob-store.js';
 import { scoreRun, type ModelProvider, type ScriptPool, type EvalFiles } from '../evals/index.js';
 import type { ExampleRecord } from '../datasets/types.js';
 import type { EvaluatorConfigs } from './evaluator-service.js';
@@ -47,7 +47,12 @@ export class RunScorer {
       },
       readExpected: async (name) => {
         const ref = example?.files.expected[name];
-        return ref ? readOr(this.deps.blobs.pathOf(ref.sha256)) : undefined;
+        if (!ref) return undefined;
+        try {
+          return new Uint8Array(await readAll(this.deps.blobs, ref.sha256));
+        } catch {
+          return undefined;
+        }
       },
     };
   }
@@ -57,9 +62,9 @@ export class RunScorer {
    * none for the automation or the run did not complete.
    */
   async score(run: RunRecord, example: ExampleRecord | undefined): Promise<RunScoreSummary | undefined> {
-    const config = this.deps.evaluators.config(run.tenant, run.automationId);
+    const config = await this.deps.evaluators.config(run.tenant, run.automationId);
     if (!config || run.status !== 'completed') return undefined;
-    const detail = this.deps.runs.getDetail(run.id);
+    const detail = await this.deps.runs.getDetail(run.id);
     const score = await scoreRun({
       config,
       output: run.output,

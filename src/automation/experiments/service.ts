@@ -104,15 +104,11 @@ export function evalResultView(r: StoredEvalResult): EvalResult {
   };
 }
 
-async function* asAsync(chunks: Iterable<Buffer>): AsyncGenerator<Buffer> {
-  yield* chunks;
-}
-
 export class ExperimentService {
   constructor(private readonly deps: ExperimentServiceDeps) {}
 
   /** The automation of a path `{id}` (id or typed alias; a `@version` suffix is ignored). */
-  automation(idOrAlias: string): AutomationRecord {
+  automation(idOrAlias: string): Promise<AutomationRecord> {
     return this.deps.registry.find(idOrAlias.split('@')[0]!);
   }
 
@@ -126,7 +122,7 @@ export class ExperimentService {
     body: ExperimentCreateBody,
     listener?: (e: ExperimentEvent | null) => void,
   ): Promise<ExperimentRecord> {
-    const all = this.deps.examples.list(principal.tenant, automation.id);
+    const all = await this.deps.examples.list(principal.tenant, automation.id);
     let chosen: ExampleRecord[] = all;
     if (body.examples) {
       const byId = new Map(all.map((e) => [e.id, e]));
@@ -157,11 +153,11 @@ export class ExperimentService {
   }
 
   /** Newest first; the date bounds are inclusive. */
-  list(
+  async list(
     tenant: string,
     automation: AutomationRecord,
     q: ExperimentListQuery,
-  ): AutomationsExperimentsListResponse {
+  ): Promise<AutomationsExperimentsListResponse> {
     const now = Date.now();
     const bound = (field: 'fromDate' | 'toDate', text: string | undefined) => {
       if (text === undefined) return undefined;
@@ -171,36 +167,37 @@ export class ExperimentService {
     };
     const from = bound('fromDate', q.fromDate);
     const to = bound('toDate', q.toDate);
-    const all = this.deps.runner
-      .list(tenant, automation.id)
-      .filter((e) => (from === undefined || e.createdAt >= from) && (to === undefined || e.createdAt <= to));
+    const all = (await this.deps.runner.list(tenant, automation.id)).filter(
+      (e) => (from === undefined || e.createdAt >= from) && (to === undefined || e.createdAt <= to),
+    );
     const limit = q.limit ?? 50;
     const offset = q.offset ?? 0;
     return { data: all.slice(offset, offset + limit).map(summary), total: all.length, limit, offset };
   }
 
   /** The tenant's experiment of this automation, or a 404. */
-  find(tenant: string, automation: AutomationRecord, experimentId: string): ExperimentRecord {
-    const e = this.deps.runner.get(tenant, experimentId);
+  async find(tenant: string, automation: AutomationRecord, experimentId: string): Promise<ExperimentRecord> {
+    const e = await this.deps.runner.get(tenant, experimentId);
     if (!e || e.automationId !== automation.id)
       throw notFound(`experiment ${JSON.stringify(experimentId)}`, 'experimentId');
     return e;
   }
 
-  detail(e: ExperimentRecord): ExperimentDetail {
+  async detail(e: ExperimentRecord): Promise<ExperimentDetail> {
     const resultsByRun: Record<string, EvalResult[]> = {};
-    const runs = e.runs.map((ref) => {
-      const run = this.deps.runs.get(ref.id);
-      resultsByRun[ref.id] = this.deps.scores.list(ref.id).map(evalResultView);
-      return {
+    const runs = [];
+    for (const ref of e.runs) {
+      const run = await this.deps.runs.get(ref.id);
+      resultsByRun[ref.id] = (await this.deps.scores.list(ref.id)).map(evalResultView);
+      runs.push({
         id: ref.id,
         status: run?.status ?? 'unknown',
         exampleId: ref.exampleId,
         exampleName: ref.exampleName,
         createdAt: iso(ref.createdAt),
         completedAt: run?.completedAt ? iso(run.completedAt) : null,
-      };
-    });
+      });
+    }
     return { ...summary(e), runs, resultsByRun };
   }
 
@@ -210,12 +207,12 @@ export class ExperimentService {
     automation: AutomationRecord,
     experimentId: string,
   ): Promise<ExperimentDetail> {
-    const e = this.find(tenant, automation, experimentId);
+    const e = await this.find(tenant, automation, experimentId);
     return this.detail((await this.deps.runner.cancel(tenant, e.id)) ?? e);
   }
 
-  resolve(tenant: string, experimentId: string): ExperimentRef {
-    const e = this.deps.runner.get(tenant, experimentId);
+  async resolve(tenant: string, experimentId: string): Promise<ExperimentRef> {
+    const e = await this.deps.runner.get(tenant, experimentId);
     if (!e) throw notFound(`experiment ${JSON.stringify(experimentId)}`, 'experimentId');
     return { id: e.id, automationId: e.automationId };
   }
@@ -225,16 +222,16 @@ export class ExperimentService {
    * first. CSV goes as application/octet-stream: the SDK's response check accepts JSON,
    * octet-stream and zip content types only, and reads the body as text either way.
    */
-  export(
+  async export(
     tenant: string,
     automation: AutomationRecord,
     experimentId: string | undefined,
     format: ExportFormat,
-  ): ExportDocument {
+  ): Promise<ExportDocument> {
     const list =
       experimentId === undefined
-        ? this.deps.runner.list(tenant, automation.id).reverse()
-        : [this.find(tenant, automation, experimentId)];
+        ? (await this.deps.runner.list(tenant, automation.id)).reverse()
+        : [await this.find(tenant, automation, experimentId)];
     const rows = exportRows(
       list,
       (id) => this.deps.scores.list(id),
@@ -242,11 +239,11 @@ export class ExperimentService {
     );
     const base = experimentId ?? `${automation.slug}-results`;
     return format === 'csv'
-      ? { filename: `${base}.csv`, contentType: 'application/octet-stream', chunks: asAsync(csvChunks(rows)) }
+      ? { filename: `${base}.csv`, contentType: 'application/octet-stream', chunks: csvChunks(rows) }
       : {
           filename: `${base}.json`,
           contentType: 'application/json; charset=utf-8',
-          chunks: asAsync(jsonChunks(rows)),
+          chunks: jsonChunks(rows),
         };
   }
 }

@@ -7,12 +7,17 @@ import type { AutomationDb } from '../db.js';
 import type { ExperimentRecord } from './types.js';
 
 export interface ExperimentStore {
-  get(tenant: string, id: string): ExperimentRecord | undefined;
+  /** The tenant's experiment, or undefined (another tenant's is not found either). */
+  get(tenant: string, id: string): Promise<ExperimentRecord | undefined>;
+  /**
+   * Stores the record, replacing one of the same (tenant, id). The value is taken as it is when
+   * put is called: the caller may change its object afterwards.
+   */
   put(record: ExperimentRecord): Promise<void>;
-  /** The tenant's experiments of an automation, newest first. */
-  list(tenant: string, automationId: string): ExperimentRecord[];
+  /** The tenant's experiments of an automation, newest first (createdAt, then id, both descending). */
+  list(tenant: string, automationId: string): Promise<ExperimentRecord[]>;
   /** Of every tenant, not yet completed: read once at start to close what the last stop cut off. */
-  unfinished(): ExperimentRecord[];
+  unfinished(): Promise<ExperimentRecord[]>;
 }
 
 export class LmdbExperimentStore implements ExperimentStore {
@@ -22,7 +27,7 @@ export class LmdbExperimentStore implements ExperimentStore {
     this.table = db.root.openDB<ExperimentRecord, [string, string]>({ name: 'experiments' });
   }
 
-  get(tenant: string, id: string): ExperimentRecord | undefined {
+  async get(tenant: string, id: string): Promise<ExperimentRecord | undefined> {
     return this.table.get([tenant, id]);
   }
 
@@ -30,14 +35,14 @@ export class LmdbExperimentStore implements ExperimentStore {
     await this.table.put([record.tenant, record.id], record);
   }
 
-  list(tenant: string, automationId: string): ExperimentRecord[] {
+  async list(tenant: string, automationId: string): Promise<ExperimentRecord[]> {
     const out: ExperimentRecord[] = [];
     for (const { value } of this.table.getRange({ start: [tenant, ''], end: [tenant, '\uffff'] }))
       if (value.automationId === automationId) out.push(value);
     return out.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
   }
 
-  unfinished(): ExperimentRecord[] {
+  async unfinished(): Promise<ExperimentRecord[]> {
     const out: ExperimentRecord[] = [];
     for (const { value } of this.table.getRange()) if (value.status !== 'completed') out.push(value);
     return out;

@@ -1,33 +1,27 @@
-// Content-addressed blobs: blobs/sha256/<2 hex>/<64 hex>. Written to a temp file while hashing,
-// then renamed into place, so a blob path always holds complete content.
+// The local directory blob store: blobs/sha256/<2 hex>/<64 hex>. Written to a temp file while
+// hashing, then renamed into place, so a blob path always holds complete content. Also the local
+// temp-file helpers the upload and archive paths share.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync } from 'node:fs';
-import { link, copyFile, mkdir, rename, rm } from 'node:fs/promises';
+import { link, copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
-import { CodedError } from '../../core/errors.js';
+import type { Readable } from 'node:stream';
+import { blobNotFound, TooLargeError, type BlobStore, type StoredBlob } from './blob-store.js';
 
-export interface StoredBlob {
-  sha256: string;
-  size: number;
-  path: string;
-}
+const SHA256 = /^[0-9a-f]{64}$/;
+const missing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
-export class TooLargeError extends CodedError {
-  constructor(readonly limit: number) {
-    super('too_large', `upload larger than ${limit} bytes`);
-  }
-}
-
-export class BlobStore {
+export class LocalBlobStore implements BlobStore {
   constructor(readonly dir: string) {}
 
-  pathOf(sha256: string): string {
+  private pathOf(sha256: string): string {
+    // Only a hex digest names a file: anything else could climb out of the directory.
+    if (!SHA256.test(sha256)) throw blobNotFound(sha256);
     return join(this.dir, 'sha256', sha256.slice(0, 2), sha256);
   }
 
-  /** Streams `source` to disk; throws TooLargeError past `limit` bytes (and keeps nothing). */
   async write(source: AsyncIterable<Buffer>, limit = Number.POSITIVE_INFINITY): Promise<StoredBlob> {
     const temp = await writeTemp(join(this.dir, 'tmp'), source, limit);
     const path = this.pathOf(temp.sha256);
@@ -41,19 +35,43 @@ export class BlobStore {
       await rm(temp.path, { force: true });
       throw err;
     }
-    return { sha256: temp.sha256, size: temp.size, path };
+    return { sha256: temp.sha256, size: temp.size };
   }
 
-  async writeBuffer(data: Buffer): Promise<StoredBlob> {
-    return this.write(
-      (async function* () {
-        yield data;
-      })(),
-    );
+  async stat(sha256: string): Promise<{ size: number } | undefined> {
+    if (!SHA256.test(sha256)) return undefined;
+    try {
+      return { size: (await stat(this.pathOf(sha256))).size };
+    } catch (err) {
+      if (missing(err)) return undefined;
+      throw err;
+    }
   }
 
-  async remove(sha256: string): Promise<void> {
+  async read(sha256: string, range?: { start: number; end: number }): Promise<Readable> {
+    // Opened before resolving: a blob deleted after that still reads to its end.
+    let handle;
+    try {
+      handle = await open(this.pathOf(sha256), 'r');
+    } catch (err) {
+      if (missing(err)) throw blobNotFound(sha256);
+      throw err;
+    }
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+  }
+
+  async delete(sha256: string): Promise<void> {
     await rm(this.pathOf(sha256), { force: true });
+  }
+
+  /** A hard link where the file system allows one (free, and immune to the blob's deletion). */
+  async copyTo(sha256: string, path: string): Promise<void> {
+    try {
+      await snapshot(this.pathOf(sha256), path);
+    } catch (err) {
+      if (missing(err)) throw blobNotFound(sha256);
+      throw err;
+    }
   }
 }
 
@@ -63,7 +81,9 @@ export async function snapshot(from: string, to: string): Promise<void> {
   try {
     await link(from, to);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    if (code === 'ENOENT') throw err;
     await copyFile(from, to);
   }
 }

@@ -3,7 +3,7 @@
 // and deletion.
 
 import { Type } from '@sinclair/typebox';
-import { sendFile } from '../../core/http/download.js';
+import { sendBody } from '../../core/http/download.js';
 import type { HttpRequest } from '../../core/http/index.js';
 import { ApiError } from '../errors.js';
 import type { ApiDeps, ApiRoute } from '../http/api.js';
@@ -143,7 +143,7 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
       summary: 'File metadata',
       tag: 'files',
       responses: { 200: { description: 'file', schema: W.File } },
-      handle: (ctx) => fileView(files.get(ctx.tenant(), ctx.params['id']!)),
+      handle: async (ctx) => fileView(await files.get(ctx.tenant(), ctx.params['id']!)),
     }),
     route({
       method: 'GET',
@@ -155,9 +155,9 @@ export function fileRoutes(deps: ApiDeps): ApiRoute[] {
         200: { description: 'content', schema: W.Binary, contentType: 'application/octet-stream' },
       },
       async handle(ctx) {
-        const { file, path } = files.content(ctx.tenant(), ctx.params['id']!);
+        const { file, body } = await files.content(ctx.tenant(), ctx.params['id']!);
         ctx.res.header(FILE_CONTENT_TYPE_HEADER, file.contentType);
-        await sendFile(ctx.res, path, { contentType: 'application/octet-stream', filename: file.filename });
+        await sendBody(ctx.res, body, { contentType: 'application/octet-stream', filename: file.filename });
       },
     }),
     route({

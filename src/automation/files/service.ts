@@ -2,6 +2,7 @@
 // bytes to the URL it names, complete), metadata, content and deletion, in the product SDK's
 // shapes (src/automation/wire/files.ts). Storage is behind FileStore; HTTP is in routes.ts.
 
+import type { Readable } from 'node:stream';
 import { randomId } from '../../core/ids.js';
 import { ApiError, invalid, notFound } from '../errors.js';
 import type { Multipart } from '../http/multipart.js';
@@ -12,7 +13,7 @@ import type {
   File,
   PresignedFileUploadSession,
 } from '../wire/files.js';
-import { TooLargeError, type StoredBlob } from './blobs.js';
+import { TooLargeError, type StoredBlob } from './blob-store.js';
 import type { FileMeta, FileRecord, FileStore, UploadRecord } from './store.js';
 
 /** Lifecycle markers the SDK sends (`purpose`); absent means a durable reusable file. */
@@ -91,16 +92,16 @@ export class FileService {
   }
 
   /** The tenant's file, or 404. */
-  get(tenant: string, id: string): FileRecord {
-    const f = this.store.get(tenant, id);
+  async get(tenant: string, id: string): Promise<FileRecord> {
+    const f = await this.store.get(tenant, id);
     if (!f) throw notFound(`file ${JSON.stringify(id)}`, 'id');
     return f;
   }
 
-  /** Where the file's bytes are, with its record (for a download). */
-  content(tenant: string, id: string): { file: FileRecord; path: string } {
-    const file = this.get(tenant, id);
-    return { file, path: this.store.blobs.pathOf(file.sha256) };
+  /** The file's record and its bytes (for a download). */
+  async content(tenant: string, id: string): Promise<{ file: FileRecord; body: Readable }> {
+    const file = await this.get(tenant, id);
+    return { file, body: await this.store.blobs.read(file.sha256) };
   }
 
   async delete(tenant: string, id: string): Promise<DeleteFileResponse> {
@@ -226,7 +227,7 @@ export class FileService {
     body: AsyncIterable<Buffer>,
   ): Promise<{ uploadId: string; size: number; sha256: string }> {
     const now = this.now();
-    const session = this.store.upload(uploadId);
+    const session = await this.store.upload(uploadId);
     if (
       !session ||
       token === undefined ||
@@ -257,7 +258,7 @@ export class FileService {
     }
     if (!(await this.store.attachUpload(uploadId, blob, this.now()))) {
       await this.discardBlob(blob);
-      const now = this.store.upload(uploadId);
+      const now = await this.store.upload(uploadId);
       if (now && (now.state === 'completed' || now.state === 'aborted')) throw closed(now);
       throw notFound(`upload ${JSON.stringify(uploadId)}`, 'uploadId');
     }
@@ -265,8 +266,8 @@ export class FileService {
   }
 
   /** The tenant's open (unexpired) session, or 404. */
-  private session(tenant: string, uploadId: string): UploadRecord {
-    const s = this.store.upload(uploadId);
+  private async session(tenant: string, uploadId: string): Promise<UploadRecord> {
+    const s = await this.store.upload(uploadId);
     if (!s || s.tenant !== tenant || s.expiresAt <= this.now())
       throw notFound(`upload ${JSON.stringify(uploadId)}`, 'uploadId');
     return s;
@@ -274,14 +275,14 @@ export class FileService {
 
   /** The session's file; answered again (the same file) for a session already completed. */
   async complete(tenant: string, uploadId: string): Promise<File> {
-    const s = this.session(tenant, uploadId);
+    const s = await this.session(tenant, uploadId);
     if (s.state === 'uploaded') {
       const file = await this.store.completeUpload(uploadId, this.now());
       if (file) return fileView(file);
     }
     // Not uploaded, or changed under us (a concurrent complete or abort): answer from its state.
-    const now = this.session(tenant, uploadId);
-    if (now.state === 'completed') return fileView(this.get(tenant, now.fileId));
+    const now = await this.session(tenant, uploadId);
+    if (now.state === 'completed') return fileView(await this.get(tenant, now.fileId));
     if (now.state === 'aborted') throw closed(now);
     throw new ApiError(409, 'upload_incomplete', 'no bytes were uploaded to this session yet', [
       { field: 'uploadId', message: 'PUT the bytes to the session url first', code: 'upload_incomplete' },
@@ -290,11 +291,11 @@ export class FileService {
 
   /** Gives the session up (its bytes are dropped); repeating it answers the same. */
   async abort(tenant: string, uploadId: string): Promise<AbortFileUploadResponse> {
-    const s = this.session(tenant, uploadId);
+    const s = await this.session(tenant, uploadId);
     if (s.state === 'completed') throw closed(s);
     await this.store.abortUpload(uploadId);
     // A concurrent complete may have won.
-    const after = this.store.upload(uploadId);
+    const after = await this.store.upload(uploadId);
     if (after?.state === 'completed') throw closed(after);
     return { aborted: true };
   }

@@ -7,7 +7,7 @@
 import type { Database } from 'lmdb';
 import type { AutomationDb } from '../db.js';
 import { randomId } from '../../core/ids.js';
-import type { BlobStore, StoredBlob } from './blobs.js';
+import type { BlobStore, StoredBlob } from './blob-store.js';
 
 export interface FileRecord {
   id: string;
@@ -54,9 +54,9 @@ export interface FileStore {
   /** A file for content already in the blob store (takes one reference to it). */
   create(tenant: string, blob: StoredBlob, meta: FileMeta): Promise<FileRecord>;
   /** The tenant's file, or undefined (another tenant's file is not found either). */
-  get(tenant: string, id: string): FileRecord | undefined;
+  get(tenant: string, id: string): Promise<FileRecord | undefined>;
   delete(tenant: string, id: string): Promise<FileRecord | undefined>;
-  /** Drops a blob written for an upload that never became a file (run inputs keep their snapshot). */
+  /** Deletes the blob when no file, upload session or example holds it (run inputs keep their snapshot). */
   discardIfUnreferenced(sha256: string): Promise<void>;
 
   /**
@@ -65,7 +65,7 @@ export interface FileStore {
    */
   createUpload(record: UploadRecord, now: number): Promise<{ record: UploadRecord; created: boolean }>;
   /** A session by id, whatever its tenant or expiry (callers check both). */
-  upload(id: string): UploadRecord | undefined;
+  upload(id: string): Promise<UploadRecord | undefined>;
   /**
    * Records the received bytes of a pending or uploaded session (replacing earlier ones) and
    * takes a reference to the blob. False when the session is gone, expired, completed or
@@ -113,7 +113,7 @@ export class LmdbFileStore implements FileStore {
   private async write<T>(work: (b: Blobs) => T): Promise<T> {
     const b: Blobs = { refs: this.db.blobRefs, drop: [] };
     const result = await this.db.root.transaction(() => work(b));
-    for (const sha256 of b.drop) await this.blobs.remove(sha256);
+    for (const sha256 of b.drop) await this.blobs.delete(sha256);
     return result;
   }
 
@@ -139,14 +139,18 @@ export class LmdbFileStore implements FileStore {
     });
   }
 
-  get(tenant: string, id: string): FileRecord | undefined {
+  private read(tenant: string, id: string): FileRecord | undefined {
     const record = this.db.files.get(id) as FileRecord | undefined;
     return record && record.tenant === tenant ? record : undefined;
   }
 
+  async get(tenant: string, id: string): Promise<FileRecord | undefined> {
+    return this.read(tenant, id);
+  }
+
   async delete(tenant: string, id: string): Promise<FileRecord | undefined> {
     return this.write((b) => {
-      const record = this.get(tenant, id);
+      const record = this.read(tenant, id);
       if (!record) return undefined;
       this.db.files.removeSync(id);
       release(b, record.sha256);
@@ -155,7 +159,7 @@ export class LmdbFileStore implements FileStore {
   }
 
   async discardIfUnreferenced(sha256: string): Promise<void> {
-    if (this.db.blobRefs.get(sha256) === undefined) await this.blobs.remove(sha256);
+    if (this.db.blobRefs.get(sha256) === undefined) await this.blobs.delete(sha256);
   }
 
   async createUpload(record: UploadRecord, now: number): Promise<{ record: UploadRecord; created: boolean }> {
@@ -172,7 +176,7 @@ export class LmdbFileStore implements FileStore {
     });
   }
 
-  upload(id: string): UploadRecord | undefined {
+  async upload(id: string): Promise<UploadRecord | undefined> {
     return this.uploads.get(id);
   }
 

@@ -24,9 +24,9 @@ export interface ApiDeps {
   tmpDir: string;
   /** Archive work (ZIP reading and writing) off the event loop. */
   archives: ArchivePool;
-  listRuns(q: RunListQuery): RunListPage;
+  listRuns(q: RunListQuery): Promise<RunListPage>;
   /** Time of the tenant's latest closed review (the review side keeps it); undefined when none. */
-  lastReviewClosedAt(tenant: string): number | undefined;
+  lastReviewClosedAt(tenant: string): Promise<number | undefined>;
   /** Registers work to do when the service closes (after the HTTP server, before the run pool). */
   onClose?(fn: () => Promise<void>): void;
 }

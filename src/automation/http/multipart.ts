@@ -5,7 +5,7 @@ import busboy from 'busboy';
 import type { Readable } from 'node:stream';
 import type { HttpRequest } from '../../core/http/index.js';
 import { ApiError } from '../errors.js';
-import { TooLargeError } from '../files/blobs.js';
+import { TooLargeError } from '../files/blob-store.js';
 
 export interface FilePart<T> {
   fieldName: string;

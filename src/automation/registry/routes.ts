@@ -44,9 +44,9 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
       tag: 'automations',
       query: ListQuery,
       responses: { 200: { description: 'a page of automations', schema: W.ListAutomationsResponse } },
-      handle({ query }) {
+      async handle({ query }) {
         const { limit, offset } = page(query);
-        const found = registry.list({
+        const found = await registry.list({
           limit,
           offset,
           ...(query.search !== undefined ? { search: query.search } : {}),
@@ -62,7 +62,7 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
       summary: 'An automation by id or typed alias (workflows.<slug>, agents.<slug>, workflows.<id>)',
       tag: 'automations',
       responses: { 200: { description: 'the automation', schema: W.AutomationDetail } },
-      handle: ({ params }) => automationDetail(find(params['id']!)),
+      handle: async ({ params }) => automationDetail(await find(params['id']!)),
     }),
     route({
       method: 'POST',
@@ -92,7 +92,7 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
       summary: 'Which triggers are on (read-only; set in the manifest)',
       tag: 'automations',
       responses: { 200: { description: 'trigger state', schema: W.AutomationTriggersResponse } },
-      handle: ({ params }) => triggersView(find(params['id']!)),
+      handle: async ({ params }) => triggersView(await find(params['id']!)),
     }),
     route({
       method: 'GET',
@@ -102,10 +102,10 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
       tag: 'automations',
       query: PageQuery,
       responses: { 200: { description: 'versions', schema: W.ListAutomationVersionsResponse } },
-      handle({ params, query }) {
-        const a = find(params['id']!);
+      async handle({ params, query }) {
+        const a = await find(params['id']!);
         const { limit, offset } = page(query);
-        const all = registry.versions(a.id);
+        const all = await registry.versions(a.id);
         return {
           data: all.slice(offset, offset + limit).map((v) => automationVersion(v, a)),
           total: all.length,

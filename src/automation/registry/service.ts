@@ -2,7 +2,7 @@
 // by id or typed alias, plus version resolution for runs. Sync is the only writer.
 
 import { createHash } from 'node:crypto';
-import type { AutomationDb } from '../db.js';
+import type { AutomationStore } from './store.js';
 import { invalid, notFound, ApiError } from '../errors.js';
 import {
   ManifestError,
@@ -120,7 +120,7 @@ export class AutomationRegistry {
   private readonly manifests = new Map<string, Manifest>();
 
   constructor(
-    private readonly db: AutomationDb,
+    private readonly store: AutomationStore,
     readonly repo: RegistryRepository,
     private readonly defaultTimeoutMs: number,
   ) {}
@@ -138,42 +138,41 @@ export class AutomationRegistry {
     return { created, synced };
   }
 
-  get(id: string): AutomationRecord | undefined {
-    return this.db.automations.get(id) as AutomationRecord | undefined;
+  get(id: string): Promise<AutomationRecord | undefined> {
+    return this.store.get(id);
   }
 
   /**
    * By id, typed alias `workflows.<slug>`, or an id under its type's prefix `workflows.<id>` (the
    * product SDK builds that form from `{type, id}` targets); no version. Throws 404.
    */
-  find(idOrAlias: string): AutomationRecord {
-    const record = this.lookup(idOrAlias);
+  async find(idOrAlias: string): Promise<AutomationRecord> {
+    const record = await this.lookup(idOrAlias);
     if (!record) throw notFound(`automation ${JSON.stringify(idOrAlias)}`, 'id');
     return record;
   }
 
-  private lookup(text: string): AutomationRecord | undefined {
+  private async lookup(text: string): Promise<AutomationRecord | undefined> {
     const alias = parseAlias(text);
     if (alias) {
-      const id = this.db.aliases.get(packageName(alias.type, alias.slug));
+      const id = await this.store.idOfAlias(packageName(alias.type, alias.slug));
       if (id) return this.get(id);
     }
     const typed = TYPED_ID.exec(text);
     if (typed) {
-      const record = this.get(typed[2]!);
+      const record = await this.get(typed[2]!);
       return record && `${record.type}s` === typed[1] ? record : undefined;
     }
     return alias ? undefined : this.get(text);
   }
 
-  list(q: { search?: string; type?: AutomationType; limit: number; offset: number }): {
+  async list(q: { search?: string; type?: AutomationType; limit: number; offset: number }): Promise<{
     data: AutomationRecord[];
     total: number;
-  } {
+  }> {
     const all: AutomationRecord[] = [];
     const needle = q.search?.toLowerCase();
-    for (const { value } of this.db.automations.getRange()) {
-      const a = value as AutomationRecord;
+    for (const a of await this.store.list()) {
       if (q.type && a.type !== q.type) continue;
       if (needle && ![a.slug, a.name, a.description].some((s) => s.toLowerCase().includes(needle))) continue;
       all.push(a);
@@ -183,26 +182,20 @@ export class AutomationRegistry {
   }
 
   /** The automation a run target names (its version aside), or undefined; a typed target must match the type. */
-  resolveTarget(target: Pick<RunTarget, 'type' | 'name'>): AutomationRecord | undefined {
+  async resolveTarget(target: Pick<RunTarget, 'type' | 'name'>): Promise<AutomationRecord | undefined> {
     if (target.type === undefined) return this.get(target.name);
     if (PACKAGE_SEGMENT.test(target.name)) {
-      const id = this.db.aliases.get(packageName(target.type, target.name));
-      const record = id ? this.get(id) : undefined;
+      const id = await this.store.idOfAlias(packageName(target.type, target.name));
+      const record = id ? await this.get(id) : undefined;
       if (record) return record;
     }
-    const record = this.get(target.name);
+    const record = await this.get(target.name);
     return record?.type === target.type ? record : undefined;
   }
 
-  versions(automationId: string): VersionRecord[] {
-    const out: VersionRecord[] = [];
-    for (const { value } of this.db.versions.getRange({
-      start: [automationId, ''],
-      end: [automationId, '\uffff'],
-    })) {
-      out.push(value as VersionRecord);
-    }
-    return out.reverse();
+  /** Newest first. */
+  versions(automationId: string): Promise<VersionRecord[]> {
+    return this.store.versions(automationId);
   }
 
   async sync(idOrAlias: string): Promise<SyncResult> {
@@ -216,7 +209,7 @@ export class AutomationRegistry {
     let target: { type: AutomationType; slug: string };
     if (alias) target = alias;
     else {
-      const existing = this.lookup(idOrAlias);
+      const existing = await this.lookup(idOrAlias);
       if (!existing) throw notFound(`automation ${JSON.stringify(idOrAlias)}`, 'id');
       target = existing;
     }
@@ -244,8 +237,8 @@ export class AutomationRegistry {
     if (!latest) throw notFound(`release of ${pkg} (tag ${pkg}@X.Y.Z)`, 'id');
     const manifest = await this.manifestAt(latest.commit, target.type, target.slug);
     const warnings: string[] = [];
-    const id = this.db.aliases.get(pkg) ?? automationIdFor(target.type, target.slug);
-    const previous = this.get(id);
+    const id = (await this.store.idOfAlias(pkg)) ?? automationIdFor(target.type, target.slug);
+    const previous = await this.get(id);
     const now = new Date().toISOString();
     const record: AutomationRecord = {
       id,
@@ -276,28 +269,10 @@ export class AutomationRegistry {
       commit: r.commit,
       createdAt: r.createdAt,
     }));
-    const known = new Set(this.versions(id).map((v) => `${v.version}:${v.commit}`));
+    const known = new Set((await this.versions(id)).map((v) => `${v.version}:${v.commit}`));
     const versionsChanged =
       versions.some((v) => !known.has(`${v.version}:${v.commit}`)) || known.size !== versions.length;
-    if (changed || versionsChanged) {
-      await this.db.root.transaction(() => {
-        this.db.automations.putSync(id, record);
-        this.db.aliases.putSync(pkg, id);
-        for (const { key } of this.db.versions.getRange({ start: [id, ''], end: [id, '\uffff'] }))
-          this.db.versions.removeSync(key);
-        for (const v of versions)
-          this.db.versions.putSync(
-            [
-              id,
-              v.version
-                .split('.')
-                .map((n) => n.padStart(8, '0'))
-                .join('.'),
-            ],
-            v,
-          );
-      });
-    }
+    if (changed || versionsChanged) await this.store.save(record, pkg, versions);
     const result = previous && !changed ? previous : record;
     return {
       automation: {

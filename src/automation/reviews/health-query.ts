@@ -1,12 +1,11 @@
 // Which runs a review health report counts: the caller's tenant's runs of one automation created
-// in [from, to] that pass the run-list filters of the query, read from the run index by source.
+// in [from, to] that pass the run-list filters of the query, read page by page through the run list.
 
 import type { Static } from '@sinclair/typebox';
-import type { AutomationDb } from '../db.js';
 import { invalid } from '../errors.js';
 import { parseEndTime, parseTime } from '../http/time.js';
 import type { AutomationRegistry } from '../registry/service.js';
-import { matches, type RunListQuery } from '../runs/list.js';
+import type { RunListQuery } from '../runs/list.js';
 import type { RunService } from '../runs/service.js';
 import type { RunRecord } from '../runs/types.js';
 import type { RunReviewHealthResponse } from '../wire/reviews.js';
@@ -14,10 +13,12 @@ import { MAX_BUCKETS, bucketStart, nextBucket, reviewHealth } from './health.js'
 import type { HealthQuery } from './schemas.js';
 
 export interface HealthDeps {
-  db: AutomationDb;
   registry: Pick<AutomationRegistry, 'find'>;
-  runs: Pick<RunService, 'get'>;
+  runs: Pick<RunService, 'list'>;
 }
+
+/** Runs read per list page while a report collects its runs. */
+const PAGE = 1000;
 
 const DAY_MS = 86_400_000;
 
@@ -29,13 +30,13 @@ const csv = (s: string | undefined) =>
         .map((x) => x.trim())
         .filter(Boolean);
 
-export function reviewHealthOf(
+export async function reviewHealthOf(
   d: HealthDeps,
   tenant: string,
   automationRef: string,
   p: Static<typeof HealthQuery>,
-): RunReviewHealthResponse {
-  const automation = d.registry.find(automationRef.split('@')[0]!);
+): Promise<RunReviewHealthResponse> {
+  const automation = await d.registry.find(automationRef.split('@')[0]!);
   const now = Date.now();
   const time = (name: keyof typeof p, end: boolean) => {
     const text = p[name] as string | undefined;
@@ -58,7 +59,8 @@ export function reviewHealthOf(
 
   const lq: RunListQuery = {
     tenant,
-    limit: 0,
+    sources: [automation.id],
+    limit: PAGE,
     sort: 'createdAt',
     order: 'asc',
     createdFrom: from,
@@ -86,12 +88,11 @@ export function reviewHealthOf(
   if (p.experiments === false) lq.experiments = false;
 
   const runs: RunRecord[] = [];
-  for (const { key } of d.db.runIndex.getRange({
-    start: ['source', automation.id, tenant, from],
-    end: ['source', automation.id, tenant, to + 1],
-  })) {
-    const run = d.runs.get(String(key[4]));
-    if (run && matches(run, lq)) runs.push(run);
+  for (;;) {
+    const page = await d.runs.list(lq);
+    runs.push(...page.runs);
+    if (page.nextCursor === null) break;
+    lq.cursor = page.nextCursor;
   }
   return reviewHealth(runs, {
     from,

@@ -8,7 +8,7 @@ import { createExample } from '../datasets/example.js';
 import { newExampleId, type ExampleStore } from '../datasets/store.js';
 import type { ExampleFileRef } from '../datasets/types.js';
 import { notFound } from '../errors.js';
-import type { BlobStore } from '../files/blobs.js';
+import type { BlobStore } from '../files/blob-store.js';
 import type { AutomationRegistry } from '../registry/service.js';
 import type { RunService } from '../runs/service.js';
 import type { RunRecord } from '../runs/types.js';
@@ -33,13 +33,13 @@ export async function promoteRun(
   runId: string,
   body: PromoteRunRequest,
 ): Promise<PromoteRunResponse> {
-  const run = d.reviews.finishedRun(tenant, runId);
-  const automation = d.registry.get(run.automationId);
+  const run = await d.reviews.finishedRun(tenant, runId);
+  const automation = await d.registry.get(run.automationId);
   if (!automation) throw notFound(`automation ${run.automationId}`, 'id');
-  const review = d.reviews.review(run);
-  const detail = d.runs.getDetail(run.id);
+  const review = await d.reviews.review(run);
+  const detail = await d.runs.getDetail(run.id);
   const name = body.name ?? `run ${run.id}`;
-  const existing = d.examples.list(tenant, run.automationId).find((e) => e.name === name);
+  const existing = (await d.examples.list(tenant, run.automationId)).find((e) => e.name === name);
 
   const staged: string[] = [];
   const keep = async (chunks: AsyncIterable<Buffer> | undefined, contentType: string) => {
@@ -81,7 +81,7 @@ export async function promoteRun(
           reviewVerdict: review?.verdict ?? null,
         },
         annotation: review && review.note !== '' ? review.note : null,
-        rowOrder: existing?.rowOrder ?? d.examples.nextRowOrder(tenant, run.automationId),
+        rowOrder: existing?.rowOrder ?? (await d.examples.nextRowOrder(tenant, run.automationId)),
         overrides: detail && Object.keys(detail.overrides).length > 0 ? detail.overrides : null,
         latestRunId: run.id,
         createdAt: existing?.createdAt,

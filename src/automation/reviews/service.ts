@@ -63,16 +63,16 @@ export class ReviewService {
   constructor(private readonly deps: ReviewServiceDeps) {}
 
   /** A run of the caller's tenant; another tenant's run is a 404 like a missing one. */
-  run(tenant: string, id: string): RunRecord {
-    const run = this.deps.runs.get(id);
+  async run(tenant: string, id: string): Promise<RunRecord> {
+    const run = await this.deps.runs.get(id);
     if (!run || run.tenant !== tenant) throw notFound(`run ${JSON.stringify(id)}`, 'id');
     return run;
   }
 
   /** Reviews are of finished runs; the stored record is then final and safe to amend. */
-  finishedRun(tenant: string, id: string): RunRecord {
-    const run = this.run(tenant, id);
-    const stored = this.deps.runs.store.get(run.id);
+  async finishedRun(tenant: string, id: string): Promise<RunRecord> {
+    const run = await this.run(tenant, id);
+    const stored = await this.deps.runs.store.get(run.id);
     if (!TERMINAL.has(run.status) || !stored || !TERMINAL.has(stored.status)) {
       const message = `run ${run.id} is ${run.status}; only finished runs can be reviewed`;
       throw new ApiError(409, 'run_not_finished', message, [
@@ -82,18 +82,18 @@ export class ReviewService {
     return stored;
   }
 
-  review(run: RunRecord): ReviewRecord | undefined {
+  review(run: RunRecord): Promise<ReviewRecord | undefined> {
     return this.deps.store.get(run);
   }
 
-  private existing(run: RunRecord): ReviewRecord {
-    const r = this.deps.store.get(run);
+  private async existing(run: RunRecord): Promise<ReviewRecord> {
+    const r = await this.deps.store.get(run);
     if (!r) throw notFound(`review of run ${JSON.stringify(run.id)} (PUT /runs/{id}/reviews first)`, 'id');
     return r;
   }
 
-  get(tenant: string, runId: string): RunReviewDetail {
-    const r = this.review(this.run(tenant, runId));
+  async get(tenant: string, runId: string): Promise<RunReviewDetail> {
+    const r = await this.review(await this.run(tenant, runId));
     return { review: r ? runReviewView(r) : null };
   }
 
@@ -105,8 +105,8 @@ export class ReviewService {
    */
   put(tenant: string, runId: string, user: string, body: RunReviewRequest): Promise<RunReviewDetail> {
     return this.serial.run(runId, async () => {
-      const run = this.finishedRun(tenant, runId);
-      const before = this.deps.store.get(run);
+      const run = await this.finishedRun(tenant, runId);
+      const before = await this.deps.store.get(run);
       const now = Date.now();
       const verdict = body.verdict ?? null;
       const status: ReviewStatus = body.status ?? (verdict === 'correct' ? 'closed' : 'open');
@@ -145,9 +145,9 @@ export class ReviewService {
   /** Removes the review, its corrections and corrected files; the empty state either way. */
   clear(tenant: string, runId: string): Promise<RunReviewDetail> {
     return this.serial.run(runId, async () => {
-      const run = this.run(tenant, runId);
-      if (this.review(run)) {
-        const stored = this.finishedRun(tenant, runId);
+      const run = await this.run(tenant, runId);
+      if (await this.review(run)) {
+        const stored = await this.finishedRun(tenant, runId);
         await this.deps.store.save(stored, null);
         await this.deps.files.removeAll(run.id);
       }
@@ -155,15 +155,15 @@ export class ReviewService {
     });
   }
 
-  listExpected(tenant: string, runId: string): RunReviewExpectedArtifacts {
-    return { files: expectedFilesView(this.review(this.run(tenant, runId))) };
+  async listExpected(tenant: string, runId: string): Promise<RunReviewExpectedArtifacts> {
+    return { files: expectedFilesView(await this.review(await this.run(tenant, runId))) };
   }
 
   /** Adds an uploaded file (a file of the same name is replaced). */
   addUpload(tenant: string, runId: string, read: ReadUpload): Promise<RunFile> {
     return this.serial.run(runId, async () => {
-      const run = this.finishedRun(tenant, runId);
-      this.existing(run);
+      const run = await this.finishedRun(tenant, runId);
+      await this.existing(run);
       const files = this.deps.files;
       const upload = await read(
         (source, limit) => files.stage(source, limit),
@@ -178,7 +178,7 @@ export class ReviewService {
         throw err;
       }
       // Read again: the record may have changed while the body streamed in.
-      const review = this.existing(run);
+      const review = await this.existing(run);
       await files.keep(run.id, upload.temp, name);
       return this.addFile(run, review, {
         name,
@@ -192,8 +192,8 @@ export class ReviewService {
   /** Copies a run output file into the corrected files. */
   copyOutput(tenant: string, runId: string, body: RunReviewExpectedFileCopyRequest): Promise<RunFile> {
     return this.serial.run(runId, async () => {
-      const run = this.finishedRun(tenant, runId);
-      const review = this.existing(run);
+      const run = await this.finishedRun(tenant, runId);
+      const review = await this.existing(run);
       const wanted = body.outputFileName.replace(/^output\//, '');
       const artifact = run.files.find(
         (f) => f.role === 'output' && (f.name === wanted || f.path === `output/${wanted}`),
@@ -225,8 +225,8 @@ export class ReviewService {
 
   renameExpected(tenant: string, runId: string, name: string, target: string): Promise<RunFile> {
     return this.serial.run(runId, async () => {
-      const run = this.finishedRun(tenant, runId);
-      const review = this.existing(run);
+      const run = await this.finishedRun(tenant, runId);
+      const review = await this.existing(run);
       checkFileName(target, 'name');
       if (!review.expectedFiles.some((f) => f.name === name))
         throw notFound(`expected file ${JSON.stringify(name)}`, 'filename');
@@ -246,8 +246,8 @@ export class ReviewService {
 
   deleteExpected(tenant: string, runId: string, name: string): Promise<void> {
     return this.serial.run(runId, async () => {
-      const run = this.finishedRun(tenant, runId);
-      const review = this.existing(run);
+      const run = await this.finishedRun(tenant, runId);
+      const review = await this.existing(run);
       if (!review.expectedFiles.some((f) => f.name === name))
         throw notFound(`expected file ${JSON.stringify(name)}`, 'filename');
       await this.saveFiles(
@@ -265,8 +265,8 @@ export class ReviewService {
     runId: string,
     name: string,
   ): Promise<{ file: ExpectedFile; chunks: AsyncIterable<Buffer> }> {
-    const run = this.run(tenant, runId);
-    const file = this.review(run)?.expectedFiles.find((f) => f.name === name);
+    const run = await this.run(tenant, runId);
+    const file = (await this.review(run))?.expectedFiles.find((f) => f.name === name);
     const chunks = file ? await this.deps.files.read(run.id, file.name) : undefined;
     if (!file || !chunks) throw notFound(`expected file ${JSON.stringify(name)}`, 'filename');
     return { file, chunks };

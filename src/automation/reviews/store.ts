@@ -13,9 +13,14 @@ import { upgradeReview } from './upgrade.js';
 
 export interface ReviewStore {
   /** The review of a run the caller already owns (its tenant is the run's). */
-  get(run: Pick<RunRecord, 'tenant' | 'id'>): ReviewRecord | undefined;
-  /** Stores (or with `null` removes) the review and the run's summary of it together. */
+  get(run: Pick<RunRecord, 'tenant' | 'id'>): Promise<ReviewRecord | undefined>;
+  /**
+   * Stores (or with `null` removes) the review and the run's summary of it together: the run
+   * record as given, with `review` set from it, replaces the stored one.
+   */
   save(run: RunRecord, review: ReviewRecord | null): Promise<void>;
+  /** The latest `closedAt` of the tenant's reviews as saved (never moves back); undefined when none. */
+  lastClosedAt(tenant: string): Promise<number | undefined>;
 }
 
 export function reviewSummary(r: ReviewRecord): RunReviewSummary {
@@ -33,7 +38,7 @@ export function reviewSummary(r: ReviewRecord): RunReviewSummary {
 }
 
 /** The meta key holding a tenant's latest review close time. */
-export const lastClosedKey = (tenant: string) => `last-review-closed-at/${tenant}`;
+const lastClosedKey = (tenant: string) => `last-review-closed-at/${tenant}`;
 
 export class LmdbReviewStore implements ReviewStore {
   private readonly table: Database<ReviewRecord, [string, string]>;
@@ -42,9 +47,13 @@ export class LmdbReviewStore implements ReviewStore {
     this.table = db.root.openDB<ReviewRecord, [string, string]>({ name: 'reviews' });
   }
 
-  get(run: Pick<RunRecord, 'tenant' | 'id'>): ReviewRecord | undefined {
+  async get(run: Pick<RunRecord, 'tenant' | 'id'>): Promise<ReviewRecord | undefined> {
     const stored = this.table.get([run.tenant, run.id]);
     return stored && upgradeReview(stored);
+  }
+
+  async lastClosedAt(tenant: string): Promise<number | undefined> {
+    return this.db.meta.get(lastClosedKey(tenant)) as number | undefined;
   }
 
   async save(run: RunRecord, review: ReviewRecord | null): Promise<void> {

@@ -70,7 +70,7 @@ export function artifactRoutes(deps: ApiDeps): ApiRoute[] {
         if (q.token !== undefined) {
           if (!zip)
             throw new ApiError(403, 'token_scope', 'a download token is valid only for the ZIP (zip=1)');
-          run = runs.get(id);
+          run = await runs.get(id);
           const verdict = run ? tokens.verify(q.token, run.id, bundle) : 'invalid';
           if (!run || verdict !== 'ok')
             throw new ApiError(
@@ -80,7 +80,7 @@ export function artifactRoutes(deps: ApiDeps): ApiRoute[] {
                 ? 'the download token has expired'
                 : 'the download token is not valid for this download',
             );
-        } else run = ownRun(runs, id, requireKey(ctx.req));
+        } else run = await ownRun(runs, id, requireKey(ctx.req));
         if (!zip) {
           const link = tokens.issue(run.id, bundle);
           ctx.res
@@ -113,7 +113,7 @@ export function artifactRoutes(deps: ApiDeps): ApiRoute[] {
         200: { description: 'artifact bytes', schema: Binary, contentType: DOWNLOAD_TYPE },
       },
       async handle(ctx) {
-        const run = ownRun(runs, ctx.params['id']!, ctx.tenant());
+        const run = await ownRun(runs, ctx.params['id']!, ctx.tenant());
         const path = ctx.params['*'] ?? ctx.params['path'] ?? '';
         const found = runs.artifact(run, path);
         if (!found) throw notFound(`artifact ${JSON.stringify(path)} of run ${run.id}`, 'path');

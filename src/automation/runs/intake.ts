@@ -22,19 +22,17 @@ import type { FileRef, RunStartRequest } from './schemas.js';
 import { RunStartRequest as RunStartSchema } from './schemas.js';
 import type { StagedInputFile } from './service.js';
 
-/** A stored, reusable file as the intake needs it (the file store's records, with the blob path). */
+/** A stored, reusable file as the intake needs it (the file store's records); its bytes are the blob of its sha256. */
 export interface StoredFile {
   filename: string;
   contentType: string;
   size: number;
   sha256: string;
-  /** Where its bytes are, to snapshot into the run. */
-  path: string;
 }
 
 export interface IntakeDeps {
   /** The caller's stored file, or undefined (unknown, or another tenant's). */
-  file(tenant: string, id: string): StoredFile | undefined;
+  file(tenant: string, id: string): Promise<StoredFile | undefined>;
   tmpDir: string;
   maxUploadBytes: number;
 }
@@ -155,7 +153,7 @@ export async function readRunStart(
           contentType: f.contentType,
           size: f.stored.size,
           sha256: f.stored.sha256,
-          blobPath: f.stored.path,
+          source: { path: f.stored.path },
           fileId: null,
         });
       }
@@ -168,7 +166,7 @@ export async function readRunStart(
     for (const [field, items] of [...named, ...refs]) {
       for (const item of items) {
         if ('$fileId' in item) {
-          const file = deps.file(tenant, item.$fileId);
+          const file = await deps.file(tenant, item.$fileId);
           if (!file) throw notFound(`file ${JSON.stringify(item.$fileId)}`, `files.${field}`);
           staged.push({
             field,
@@ -176,7 +174,7 @@ export async function readRunStart(
             contentType: file.contentType,
             size: file.size,
             sha256: file.sha256,
-            blobPath: file.path,
+            source: 'blob',
             fileId: item.$fileId,
           });
         } else {
@@ -195,7 +193,7 @@ export async function readRunStart(
             contentType: item.$inline.mimeType ?? 'application/octet-stream',
             size: temp.size,
             sha256: temp.sha256,
-            blobPath: temp.path,
+            source: { path: temp.path },
             fileId: null,
           });
         }

@@ -12,9 +12,9 @@ export interface ListQueryContext {
   defaultLimit: number;
   maxLimit: number;
   /** An automation id for a `source` item (an id, `workflows.<slug or id>` …); the item when unknown. */
-  sourceId(source: string): string;
+  sourceId(source: string): Promise<string>;
   /** Time of the tenant's latest closed review, for sinceLastClosed. */
-  lastReviewClosedAt(tenant: string): number | undefined;
+  lastReviewClosedAt(tenant: string): Promise<number | undefined>;
 }
 
 const csv = (v: string | undefined) =>
@@ -40,7 +40,7 @@ const defined = (v: (number | undefined)[]) => v.filter((x): x is number => x !=
 const maxOf = (...v: (number | undefined)[]) => (defined(v).length ? Math.max(...defined(v)) : undefined);
 const minOf = (...v: (number | undefined)[]) => (defined(v).length ? Math.min(...defined(v)) : undefined);
 
-export function toListQuery(p: RunListParams, ctx: ListQueryContext): RunListQuery {
+export async function toListQuery(p: RunListParams, ctx: ListQueryContext): Promise<RunListQuery> {
   const q: RunListQuery = {
     tenant: ctx.tenant,
     limit: Math.min(p.limit ?? ctx.defaultLimit, ctx.maxLimit),
@@ -51,10 +51,8 @@ export function toListQuery(p: RunListParams, ctx: ListQueryContext): RunListQue
     if (value !== undefined) q[key] = value;
   };
   set('types', csv(p.type));
-  set(
-    'sources',
-    csv(p.source)?.map((s) => ctx.sourceId(s)),
-  );
+  const sources = csv(p.source);
+  if (sources) set('sources', await Promise.all(sources.map((s) => ctx.sourceId(s))));
   set('statuses', csv(p.status));
   set('triggers', csv(p.trigger));
   set(
@@ -91,7 +89,7 @@ export function toListQuery(p: RunListParams, ctx: ListQueryContext): RunListQue
   set('reviewCreated', pair('reviewCreatedAfter', 'reviewCreatedBefore'));
   set('reviewUpdated', pair('reviewUpdatedAfter', 'reviewUpdatedBefore'));
   set('reviewClosed', pair('reviewClosedAfter', 'reviewClosedBefore'));
-  if (p.sinceLastClosed === true) set('createdAfterExclusive', ctx.lastReviewClosedAt(ctx.tenant));
+  if (p.sinceLastClosed === true) set('createdAfterExclusive', await ctx.lastReviewClosedAt(ctx.tenant));
   set('sampleRate', p.sampleRate);
   return q;
 }

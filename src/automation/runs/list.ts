@@ -1,8 +1,8 @@
-// Run listing: one index range scan in (sort key, id) order with the remaining filters applied
-// to each record. The cursor is the last (sort key, id) returned, so a page never repeats or
-// skips a run while others are being added. A scan stops after `scanLimit` index entries even
-// if the page is not full (the cursor then points where it stopped), which bounds the cost of
-// a page with rare matches; the reference allows short pages (sample_rate already makes them).
+// Run listing: the query the list route builds (list-query.ts), the opaque cursor, the filter
+// every implementation applies (matches) and listRuns, which asks the store for a page and lays
+// the service's live records over it. Cursors name the last (sort key, id) returned, so a page
+// never repeats or skips a run while others are being added; the reference allows short pages
+// (sample_rate already makes them), so a store may bound the work per page.
 
 import { idProblem } from '../http/ids.js';
 import type { RunStore } from './store.js';
@@ -131,111 +131,20 @@ export function matches(run: RunRecord, q: RunListQuery): boolean {
   return true;
 }
 
-function single(values: string[] | undefined): string | undefined {
-  return values && values.length === 1 ? values[0] : undefined;
-}
-
-/** The most selective single-valued filter that has an index; `all` otherwise. */
-function chooseIndex(q: RunListQuery): [string, string] {
-  if (q.sort === 'completedAt') return ['done', ''];
-  const candidates: [string, string | undefined][] = [
-    ['batch', single(q.batchIds)],
-    ['example', single(q.exampleIds)],
-    ['source', single(q.sources)],
-    ['by', single(q.triggeredBy)],
-    ['status', single(q.statuses)],
-    ['trigger', single(q.triggers)],
-    ['type', single(q.types)],
-  ];
-  for (const [name, value] of candidates) if (value !== undefined) return [name, value];
-  return ['all', ''];
-}
-
 export interface RunListPage {
   runs: RunRecord[];
   nextCursor: string | null;
 }
 
-const MAX_KEY = '\uffff';
-
-export function listRuns(
+/**
+ * A page from the store with live records (runs in flight, whose latest state may not be
+ * committed yet) laid over the stored ones; a run whose live state no longer matches is left out.
+ */
+export async function listRuns(
   store: RunStore,
   q: RunListQuery,
-  scanLimit: number,
   overlay: (run: RunRecord) => RunRecord = (r) => r,
-): RunListPage {
-  const cursor = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined;
-  const sortOf = (r: RunRecord) => (q.sort === 'completedAt' ? (r.completedAt ?? 0) : r.createdAt);
-  const desc = q.order === 'desc';
-  let toSkip = cursor ? 0 : (q.offset ?? 0);
-  const page: RunRecord[] = [];
-
-  if (q.ids) {
-    const found = q.ids
-      .map((id) => store.get(id))
-      .filter((r): r is RunRecord => r !== undefined)
-      .map(overlay)
-      .filter((r) => matches(r, q) && (q.sort !== 'completedAt' || r.completedAt !== null));
-    found.sort(
-      (a, b) => (sortOf(a) - sortOf(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) * (desc ? -1 : 1),
-    );
-    const after = cursor
-      ? found.filter((r) => {
-          const cmp = sortOf(r) - cursor.sortKey || (r.id < cursor.id ? -1 : r.id > cursor.id ? 1 : 0);
-          return desc ? cmp < 0 : cmp > 0;
-        })
-      : found.slice(toSkip);
-    const rows = after.slice(0, q.limit);
-    const last = rows[rows.length - 1];
-    return {
-      runs: rows,
-      nextCursor: after.length > q.limit && last ? encodeCursor(sortOf(last), last.id) : null,
-    };
-  }
-
-  const [name, value] = chooseIndex(q);
-  const t = q.tenant;
-  const lo = (q.sort === 'completedAt' ? q.completedFrom : q.createdFrom) ?? 0;
-  const hi = (q.sort === 'completedAt' ? q.completedTo : q.createdTo) ?? Number.MAX_SAFE_INTEGER;
-  const range = desc
-    ? {
-        start: cursor ? [name, value, t, cursor.sortKey, cursor.id] : [name, value, t, hi, MAX_KEY],
-        end: [name, value, t, lo, ''],
-        reverse: true,
-      }
-    : {
-        start: cursor ? [name, value, t, cursor.sortKey, cursor.id] : [name, value, t, lo, ''],
-        end: [name, value, t, hi, MAX_KEY],
-        reverse: false,
-      };
-
-  let scanned = 0;
-  let lastKey: (string | number)[] | undefined;
-  let full = false;
-  for (const { key, value: rank } of store.db.runIndex.getRange(range)) {
-    if (cursor && key[3] === cursor.sortKey && key[4] === cursor.id) continue;
-    if (full) {
-      // One more index entry exists past the page, so a next page may exist.
-      const last = page[page.length - 1]!;
-      return { runs: page, nextCursor: encodeCursor(sortOf(last), last.id) };
-    }
-    lastKey = key;
-    scanned++;
-    const sampledOut = q.sampleRate !== undefined && typeof rank === 'number' && !(rank < q.sampleRate);
-    const stored = sampledOut ? undefined : store.get(String(key[4]));
-    if (stored) {
-      const run = overlay(stored);
-      if (matches(run, q)) {
-        if (toSkip > 0) toSkip--;
-        else {
-          page.push(run);
-          if (page.length >= q.limit) full = true;
-        }
-      }
-    }
-    if (!full && scanned >= scanLimit) {
-      return { runs: page, nextCursor: encodeCursor(Number(lastKey[3]), String(lastKey[4])) };
-    }
-  }
-  return { runs: page, nextCursor: null };
+): Promise<RunListPage> {
+  const page = await store.list(q);
+  return { runs: page.runs.map(overlay).filter((r) => matches(r, q)), nextCursor: page.nextCursor };
 }

@@ -23,7 +23,7 @@ import { CursorError } from './list.js';
 import { toListQuery } from './list-query.js';
 import { GetRunQuery, RunListQuery, RunStartQuery, RunStartRequest } from './schemas.js';
 import type { RunService } from './service.js';
-import { TERMINAL, type RunRecord } from './types.js';
+import { TERMINAL, type RunRecord, type RunStatus } from './types.js';
 import {
   acceptedView,
   cancelView,
@@ -39,8 +39,8 @@ import {
 } from './view.js';
 
 /** The caller's run, or 404 (another tenant's run is not found either). */
-export function ownRun(runs: RunService, id: string, tenant: string): RunRecord {
-  const run = runs.get(id);
+export async function ownRun(runs: RunService, id: string, tenant: string): Promise<RunRecord> {
+  const run = await runs.get(id);
   if (!run || run.tenant !== tenant) throw notFound(`run ${JSON.stringify(id)}`, 'id');
   return run;
 }
@@ -61,8 +61,17 @@ const START_RESPONSES = {
 
 export function runRoutes(deps: ApiDeps): ApiRoute[] {
   const { runs, registry, settings } = deps;
-  const statusOf = (id: string) => runs.get(id)?.status;
-  const ctxFor = (run: RunRecord): ViewContext => ({ automation: registry.get(run.automationId), statusOf });
+  /** Statuses of the retries that followed `list` (the views name them), read before the views are built. */
+  async function statuses(list: readonly RunRecord[]): Promise<ViewContext['statusOf']> {
+    const next = [...new Set(list.map((r) => r.retry.nextRunId).filter((id): id is string => id !== null))];
+    const known = new Map<string, RunStatus | undefined>();
+    await Promise.all(next.map(async (id) => known.set(id, (await runs.get(id))?.status)));
+    return (id) => known.get(id);
+  }
+  const ctxFor = async (run: RunRecord): Promise<ViewContext> => ({
+    automation: await registry.get(run.automationId),
+    statusOf: await statuses([run]),
+  });
   const own = (id: string, tenant: string) => ownRun(runs, id, tenant);
 
   /**
@@ -72,7 +81,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
   async function answer(res: HttpResponse, run: RunRecord, waitSeconds: number | undefined): Promise<void> {
     if (waitSeconds === undefined || waitSeconds <= 0) return res.json(acceptedView(run), 201);
     const done = await runs.waitFor(run.id, waitSeconds * 1000);
-    if (TERMINAL.has(done.status)) return res.json(runView(done, ctxFor(done)), 200);
+    if (TERMINAL.has(done.status)) return res.json(runView(done, await ctxFor(done)), 200);
     res.json(acceptedView(done), 202);
   }
 
@@ -99,10 +108,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
           ctx.req,
           ctx.body,
           {
-            file: (tenant, id) => {
-              const f = deps.files.get(tenant, id);
-              return f && { ...f, path: deps.files.blobs.pathOf(f.sha256) };
-            },
+            file: (tenant, id) => deps.files.get(tenant, id),
             tmpDir: deps.tmpDir,
             maxUploadBytes: settings.maxUploadBytes,
           },
@@ -135,7 +141,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
       query: RunStartQuery,
       responses: START_RESPONSES,
       async handle(ctx) {
-        const source = own(ctx.params['id']!, ctx.tenant());
+        const source = await own(ctx.params['id']!, ctx.tenant());
         const run = await runs.rerun(source.id, ctx.query.version, ctx.principal!);
         await answer(ctx.res, run, ctx.query.wait_for_completion);
       },
@@ -148,21 +154,22 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
       tag: 'runs',
       query: RunListQuery,
       responses: { 200: { description: 'a page of runs', schema: RunsListResponse } },
-      handle(ctx) {
-        const q = toListQuery(ctx.query, {
+      async handle(ctx) {
+        const q = await toListQuery(ctx.query, {
           tenant: ctx.tenant(),
           defaultLimit: settings.listDefaultLimit,
           maxLimit: settings.listMaxLimit,
-          sourceId: (s) => registry.resolveTarget(parseTarget(s))?.id ?? s,
+          sourceId: async (s) => (await registry.resolveTarget(parseTarget(s)))?.id ?? s,
           lastReviewClosedAt: (t) => deps.lastReviewClosedAt(t),
         });
         let page;
         try {
-          page = deps.listRuns(q);
+          page = await deps.listRuns(q);
         } catch (err) {
           if (err instanceof CursorError) throw invalid('cursor', err.message);
           throw err;
         }
+        const statusOf = await statuses(page.runs);
         return { runs: page.runs.map((r) => listItemView(r, { statusOf })), nextCursor: page.nextCursor };
       },
     }),
@@ -174,12 +181,12 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
       tag: 'runs',
       query: GetRunQuery,
       responses: { 200: { description: 'the run', schema: Run } },
-      handle(ctx) {
-        const run = own(ctx.params['id']!, ctx.tenant());
+      async handle(ctx) {
+        const run = await own(ctx.params['id']!, ctx.tenant());
         const expand = new Set<Expand>(ctx.query.expand ?? []);
         // The detail (input, steps, trace) is read only when a section needs it.
-        const detail = expand.size > 0 ? runs.getDetail(run.id) : undefined;
-        return runView(run, { ...ctxFor(run), detail, expand });
+        const detail = expand.size > 0 ? await runs.getDetail(run.id) : undefined;
+        return runView(run, { ...(await ctxFor(run)), detail, expand });
       },
     }),
     route({
@@ -190,7 +197,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
       tag: 'runs',
       responses: { 200: { description: 'cancellation state', schema: RunCancelResponse } },
       async handle(ctx) {
-        const run = own(ctx.params['id']!, ctx.tenant());
+        const run = await own(ctx.params['id']!, ctx.tenant());
         const result = await runs.cancel(run.id);
         return cancelView(result.run, result.state, result.wasStatus);
       },
@@ -202,9 +209,9 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
       summary: 'Lifecycle timeline, in order',
       tag: 'runs',
       responses: { 200: { description: 'events', schema: RunEventsResponse } },
-      handle(ctx) {
-        const run = own(ctx.params['id']!, ctx.tenant());
-        return { events: runs.events(run.id).map(eventView) };
+      async handle(ctx) {
+        const run = await own(ctx.params['id']!, ctx.tenant());
+        return { events: (await runs.events(run.id)).map(eventView) };
       },
     }),
     route({
@@ -214,9 +221,9 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
       summary: 'Workflow steps, or one execution summary step for agents',
       tag: 'runs',
       responses: { 200: { description: 'steps', schema: RunStepsResponse } },
-      handle(ctx) {
-        const run = own(ctx.params['id']!, ctx.tenant());
-        return { steps: stepsView(run, runs.detailOf(run)) };
+      async handle(ctx) {
+        const run = await own(ctx.params['id']!, ctx.tenant());
+        return { steps: stepsView(run, await runs.detailOf(run)) };
       },
     }),
     route({
@@ -226,9 +233,9 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
       summary: 'Step records (workflows) or model/tool trace events (agents)',
       tag: 'runs',
       responses: { 200: { description: 'trace', schema: RunTraceResponse } },
-      handle(ctx) {
-        const run = own(ctx.params['id']!, ctx.tenant());
-        return { events: runs.detailOf(run).trace.map(traceView) };
+      async handle(ctx) {
+        const run = await own(ctx.params['id']!, ctx.tenant());
+        return { events: (await runs.detailOf(run)).trace.map(traceView) };
       },
     }),
     route({
@@ -238,9 +245,9 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
       summary: 'Tokens, credits, duration and counters',
       tag: 'runs',
       responses: { 200: { description: 'usage', schema: RunUsageResponse } },
-      handle(ctx) {
-        const run = own(ctx.params['id']!, ctx.tenant());
-        return { usage: usageView(run, runs.detailOf(run)) };
+      async handle(ctx) {
+        const run = await own(ctx.params['id']!, ctx.tenant());
+        return { usage: usageView(run, await runs.detailOf(run)) };
       },
     }),
     route({
@@ -250,9 +257,9 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
       summary: 'Automated evaluator results of the run',
       tag: 'runs',
       responses: { 200: { description: 'scores', schema: RunScoresResponse } },
-      handle(ctx) {
-        const run = own(ctx.params['id']!, ctx.tenant());
-        return { scores: deps.scores.list(run.id).map(scoreView) };
+      async handle(ctx) {
+        const run = await own(ctx.params['id']!, ctx.tenant());
+        return { scores: (await deps.scores.list(run.id)).map(scoreView) };
       },
     }),
   ];

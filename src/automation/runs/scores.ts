@@ -21,14 +21,16 @@ export interface EvalResult {
 }
 
 export interface ScoreStore {
-  list(runId: string): EvalResult[];
+  /** The run's results in id order; empty when it has none. */
+  list(runId: string): Promise<EvalResult[]>;
+  /** Stores the results together, replacing any of the same (runId, id). */
   record(results: readonly EvalResult[]): Promise<void>;
 }
 
 export class LmdbScoreStore implements ScoreStore {
   constructor(private readonly db: AutomationDb) {}
 
-  list(runId: string): EvalResult[] {
+  async list(runId: string): Promise<EvalResult[]> {
     const out: EvalResult[] = [];
     for (const { value } of this.db.scores.getRange({ start: [runId, ''], end: [runId, '\uffff'] }))
       out.push(value as EvalResult);

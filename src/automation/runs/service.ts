@@ -11,6 +11,7 @@ import { RunFailure } from '../executor/failure.js';
 import type { InputFileRef, ProviderSettings, WorkerMessage } from '../executor/protocol.js';
 import { invalid, notFound, ApiError } from '../errors.js';
 import { checkRelativePath } from '../datasets/paths.js';
+import type { BlobStore } from '../files/blob-store.js';
 import { snapshot } from '../files/blobs.js';
 import { parseTarget, type AutomationRegistry, type AutomationRecord } from '../registry/service.js';
 import { packagePath } from '../registry/repository.js';
@@ -18,6 +19,7 @@ import type { Manifest } from '../registry/manifest.js';
 import type { BuildEntry } from '../archives/zip-writer.js';
 import { checkSchema, type JsonSchema, type ScriptPool } from '../evals/index.js';
 import { newRunId, sampleRank } from './ids.js';
+import { listRuns, type RunListPage, type RunListQuery } from './list.js';
 import type { RunStore } from './store.js';
 import {
   emptyDetail,
@@ -50,14 +52,18 @@ async function listFiles(dir: string): Promise<{ name: string; size: number }[]>
   }
 }
 
-/** A file the caller already stored as a blob, to be snapshotted into the run. */
+/** An input file of a run to start, to be copied into the run's own folder. */
 export interface StagedInputFile {
   field: string;
   filename: string;
   contentType: string;
   size: number;
   sha256: string;
-  blobPath: string;
+  /**
+   * Where the bytes are: the blob store (by sha256: a stored file, an example's file), or a
+   * local file (an upload's temp file, the input of the run a rerun copies).
+   */
+  source: 'blob' | { path: string };
   fileId: string | null;
 }
 
@@ -98,6 +104,8 @@ export interface RunServiceOptions {
   maxQueuedRuns: number;
   providers: ProviderSettings;
   log: Logger;
+  /** Where the input files that name a blob come from. */
+  blobs: BlobStore;
   /** Where input/output schemas with `pattern` are checked under a time limit; without it
    *  they are validated inline (tests with trusted manifests). */
   schemaPool?: ScriptPool;
@@ -148,25 +156,30 @@ export class RunService {
   }
 
   /** The live record of an unfinished run, else the stored one. */
-  get(id: string): RunRecord | undefined {
-    return this.active.get(id)?.record ?? this.store.get(id);
+  async get(id: string): Promise<RunRecord | undefined> {
+    return this.active.get(id)?.record ?? (await this.store.get(id));
   }
 
-  getDetail(id: string): RunDetail | undefined {
-    return this.active.get(id)?.detail ?? this.store.getDetail(id);
+  async getDetail(id: string): Promise<RunDetail | undefined> {
+    return this.active.get(id)?.detail ?? (await this.store.getDetail(id));
   }
 
   /** The detail of a run the caller holds (empty for a run whose detail was never written). */
-  detailOf(run: RunRecord): RunDetail {
-    return this.getDetail(run.id) ?? emptyDetail();
+  async detailOf(run: RunRecord): Promise<RunDetail> {
+    return (await this.getDetail(run.id)) ?? emptyDetail();
   }
 
-  events(id: string): RunEvent[] {
+  events(id: string): Promise<RunEvent[]> {
     return this.store.events(id);
   }
 
   /** Overlay for listings: live records win over what was last committed. */
   readonly overlay = (run: RunRecord): RunRecord => this.active.get(run.id)?.record ?? run;
+
+  /** A page of runs from the store, live records laid over it (see list.ts). */
+  list(q: RunListQuery): Promise<RunListPage> {
+    return listRuns(this.store, q, this.overlay);
+  }
 
   get queued(): number {
     let n = 0;
@@ -185,7 +198,7 @@ export class RunService {
         `target names version ${targetVersion} but the version parameter says ${req.version}`,
       );
     }
-    const automation = this.registry.resolveTarget(target);
+    const automation = await this.registry.resolveTarget(target);
     if (!automation) throw notFound(`automation ${JSON.stringify(req.target)}`, 'target');
     if (automation.status !== 'active')
       throw new ApiError(403, 'automation_archived', `automation ${automation.slug} is archived`);
@@ -214,8 +227,8 @@ export class RunService {
       };
       version = resolved.version;
       versionId = resolved.resolvedTag
-        ? (this.registry.versions(automation.id).find((v) => v.sourceRef === resolved.resolvedTag)?.id ??
-          null)
+        ? ((await this.registry.versions(automation.id)).find((v) => v.sourceRef === resolved.resolvedTag)
+            ?.id ?? null)
         : null;
     }
     const manifest = await this.registry.manifestAt(git.commitSha, automation.type, automation.slug);
@@ -252,7 +265,9 @@ export class RunService {
     const inputFiles: RunInputFile[] = [];
     for (const f of req.files ?? []) {
       const rel = `input/${f.field}/${f.filename}`;
-      await snapshot(f.blobPath, join(dir, rel));
+      const target = join(dir, rel);
+      if (f.source === 'blob') await this.options.blobs.copyTo(f.sha256, target);
+      else await snapshot(f.source.path, target);
       inputFiles.push({
         field: f.field,
         name: `${f.field}/${f.filename}`,
@@ -346,13 +361,13 @@ export class RunService {
       throw new ApiError(500, 'persistence_error', `the run could not be stored: ${(err as Error).message}`);
     }
     if (previous) {
-      const prevNow = this.get(previous.id) ?? previous;
+      const prevNow = (await this.get(previous.id)) ?? previous;
       const updated = { ...prevNow, retry: { ...prevNow.retry, nextRunId: id } };
       const live = this.active.get(previous.id);
       if (live) live.record = updated;
       else await this.store.update(prevNow, updated);
     }
-    return this.get(id) ?? record;
+    return (await this.get(id)) ?? record;
   }
 
   // ajv compiles `pattern` into a backtracking RegExp the automation's author wrote; schemas
@@ -553,7 +568,7 @@ export class RunService {
       outcome.kind === 'completed'
         ? await this.outputValid(active.record.id, active.detail.manifest, outcome.output)
         : null;
-    const previousStored = this.store.get(active.record.id) ?? active.record;
+    const previousStored = (await this.store.get(active.record.id)) ?? active.record;
     const status: RunStatus = outcome.kind;
     const next: RunRecord = {
       ...active.record,
@@ -575,7 +590,7 @@ export class RunService {
       await Promise.all(active.writes);
       // Writes above may have committed an older copy; the final one is read back from what
       // is stored now so index entries move from the state that is really there.
-      await this.store.update(this.store.get(next.id) ?? previousStored, next, active.detail);
+      await this.store.update((await this.store.get(next.id)) ?? previousStored, next, active.detail);
     } catch (err) {
       this.options.log.error({ err, runId: next.id }, 'cannot store the end of a run');
     }
@@ -590,7 +605,7 @@ export class RunService {
   async cancel(id: string): Promise<CancelResult> {
     const active = this.active.get(id);
     if (!active) {
-      const run = this.store.get(id);
+      const run = await this.store.get(id);
       if (!run) throw notFound(`run ${JSON.stringify(id)}`, 'id');
       return { run, state: 'already_terminal', wasStatus: run.status };
     }
@@ -622,10 +637,12 @@ export class RunService {
   }
 
   /** Resolves with the run once terminal, or with its current state after `timeoutMs` (0 = no limit). */
-  waitFor(id: string, timeoutMs: number): Promise<RunRecord> {
-    const current = this.get(id);
-    if (!current) return Promise.reject(notFound(`run ${JSON.stringify(id)}`, 'id'));
-    if (TERMINAL.has(current.status) && !this.active.has(id)) return Promise.resolve(current);
+  async waitFor(id: string, timeoutMs: number): Promise<RunRecord> {
+    // A live run is read without awaiting, so its waiter is registered before it can finish; a
+    // run that is not live has its final record stored.
+    const current = this.active.get(id)?.record ?? (await this.store.get(id));
+    if (!current) throw notFound(`run ${JSON.stringify(id)}`, 'id');
+    if (TERMINAL.has(current.status) && !this.active.has(id)) return current;
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const done = (run: RunRecord) => {
@@ -638,7 +655,10 @@ export class RunService {
       if (timeoutMs > 0) {
         timer = setTimeout(() => {
           this.waiters.get(id)?.delete(done);
-          resolve(this.get(id) ?? current);
+          this.get(id).then(
+            (run) => resolve(run ?? current),
+            () => resolve(current),
+          );
         }, timeoutMs);
       }
     });
@@ -650,8 +670,8 @@ export class RunService {
     version: string | undefined,
     principal: Pick<Principal, 'tenant' | 'user'>,
   ): Promise<RunRecord> {
-    const source = this.get(id);
-    const detail = this.getDetail(id);
+    const source = await this.get(id);
+    const detail = await this.getDetail(id);
     if (!source || !detail) throw notFound(`run ${JSON.stringify(id)}`, 'id');
     const files: StagedInputFile[] = detail.input.files.map((f) => ({
       field: f.field,
@@ -659,7 +679,7 @@ export class RunService {
       contentType: f.contentType,
       size: f.size,
       sha256: f.sha256,
-      blobPath: join(this.runDir(source.id), f.path),
+      source: { path: join(this.runDir(source.id), f.path) },
       fileId: f.fileId,
     }));
     const req: StartRunRequest = {
@@ -687,19 +707,22 @@ export class RunService {
   async recover(): Promise<{ requeued: number; failed: number }> {
     let requeued = 0;
     let failed = 0;
-    for (const run of this.store.unfinished()) {
-      const detail = this.store.getDetail(run.id);
+    for (const run of await this.store.unfinished()) {
+      const detail = await this.store.getDetail(run.id);
       const active: ActiveRun = {
         record: run,
         detail: detail ?? emptyDetail(),
-        seq: this.store.lastEventSeq(run.id),
+        seq: await this.store.lastEventSeq(run.id),
         handle: undefined,
         cancelledBeforeSubmit: false,
         writes: [],
-        lastEventMs: this.store.events(run.id).reduce((m, e) => Math.max(m, Date.parse(e.timestamp)), 0),
+        lastEventMs: (await this.store.events(run.id)).reduce(
+          (m, e) => Math.max(m, Date.parse(e.timestamp)),
+          0,
+        ),
       };
       this.active.set(run.id, active);
-      const automation = this.registry.get(run.automationId);
+      const automation = await this.registry.get(run.automationId);
       if ((run.status === 'pending' || run.status === 'created') && detail && automation) {
         try {
           const manifest = await this.registry.manifestAt(

@@ -1,12 +1,39 @@
-// Runs in LMDB: the record (small, read by listings), its detail (input, steps, trace, usage),
-// its events keyed (runId, seq) so they read back in order, and secondary index entries
-// (field, value, tenant, createdAt, id) that list queries scan instead of the whole table. The
-// tenant in the key keeps a listing inside the caller's tenant: it never reads another tenant's
-// runs, and its cursor never points at one. An index entry's value is the run's sampleRank, so
-// sample_rate skips runs without reading them.
+// Where runs are kept. Callers depend on the RunStore interface; every method is async because
+// an implementation may answer from a remote database. LmdbRunStore keeps the record (small,
+// read by listings), its detail (input, steps, trace, usage), its events keyed (runId, seq) so
+// they read back in order, and secondary index entries (field, value, tenant, createdAt, id)
+// that list queries scan instead of the whole table. The tenant in the key keeps a listing
+// inside the caller's tenant: it never reads another tenant's runs, and its cursor never points
+// at one. An index entry's value is the run's sampleRank, so sample_rate skips runs without
+// reading them.
 
 import type { AutomationDb } from '../db.js';
+import { decodeCursor, encodeCursor, matches, type RunListPage, type RunListQuery } from './list.js';
 import type { RunDetail, RunEvent, RunRecord } from './types.js';
+
+export interface RunStore {
+  /** A run of any tenant (callers that answer a tenant check its `tenant`). */
+  get(id: string): Promise<RunRecord | undefined>;
+  getDetail(id: string): Promise<RunDetail | undefined>;
+  /** Record, detail and first events together; committed before it resolves. */
+  create(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void>;
+  /** Replaces the record (and the detail when given); `previous` is the record as stored. */
+  update(previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void>;
+  appendEvent(runId: string, event: RunEvent): Promise<void>;
+  /** The run's events in seq order; empty for an unknown run. */
+  events(runId: string): Promise<RunEvent[]>;
+  /** The highest event seq of the run, 0 when it has none. */
+  lastEventSeq(runId: string): Promise<number>;
+  /** Runs of every tenant not in a terminal state, oldest first (createdAt, then id). */
+  unfinished(): Promise<RunRecord[]>;
+  /**
+   * One page of the tenant's runs matching the query (see list.ts), in (sort key, id) order.
+   * `nextCursor` is an opaque string, null when no run follows; a page may hold fewer than
+   * `limit` runs while a next page still exists (an implementation may bound the work per
+   * page). An unreadable cursor rejects with CursorError.
+   */
+  list(query: RunListQuery): Promise<RunListPage>;
+}
 
 export type IndexKey = [string, string, string, number, string];
 
@@ -32,18 +59,59 @@ export function indexKeys(run: RunRecord): IndexKey[] {
 
 const keyString = (k: IndexKey) => JSON.stringify(k);
 
-export class RunStore {
-  constructor(readonly db: AutomationDb) {}
+function single(values: string[] | undefined): string | undefined {
+  return values && values.length === 1 ? values[0] : undefined;
+}
 
-  get(id: string): RunRecord | undefined {
+/** The most selective single-valued filter that has an index; `all` otherwise. */
+function chooseIndex(q: RunListQuery): [string, string] {
+  if (q.sort === 'completedAt') return ['done', ''];
+  const candidates: [string, string | undefined][] = [
+    ['batch', single(q.batchIds)],
+    ['example', single(q.exampleIds)],
+    ['source', single(q.sources)],
+    ['by', single(q.triggeredBy)],
+    ['status', single(q.statuses)],
+    ['trigger', single(q.triggers)],
+    ['type', single(q.types)],
+  ];
+  for (const [name, value] of candidates) if (value !== undefined) return [name, value];
+  return ['all', ''];
+}
+
+const MAX_KEY = '\uffff';
+const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+export interface LmdbRunStoreOptions {
+  /**
+   * A list page stops after this many index entries even if it is not full (its cursor then
+   * points where it stopped), which bounds the cost of a page with rare matches.
+   */
+  listScanLimit?: number;
+}
+
+export class LmdbRunStore implements RunStore {
+  private readonly scanLimit: number;
+
+  constructor(
+    readonly db: AutomationDb,
+    options: LmdbRunStoreOptions = {},
+  ) {
+    this.scanLimit = options.listScanLimit ?? 20_000;
+  }
+
+  private read(id: string): RunRecord | undefined {
     return this.db.runs.get(id) as RunRecord | undefined;
   }
 
-  getDetail(id: string): RunDetail | undefined {
+  async get(id: string): Promise<RunRecord | undefined> {
+    return this.read(id);
+  }
+
+  async getDetail(id: string): Promise<RunDetail | undefined> {
     return this.db.runDetails.get(id) as RunDetail | undefined;
   }
 
-  /** Committed before it resolves, so an acknowledged run survives a crash. */
   create(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
     return this.db.root.transaction(() => {
       this.db.runs.putSync(run.id, run);
@@ -53,7 +121,7 @@ export class RunStore {
     });
   }
 
-  /** Replaces the record, moving index entries whose key changed (status, completion). */
+  /** Moves index entries whose key changed (status, completion). */
   update(previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void> {
     const before = new Map(indexKeys(previous).map((k) => [keyString(k), k]));
     const after = new Map(indexKeys(next).map((k) => [keyString(k), k]));
@@ -65,11 +133,11 @@ export class RunStore {
     });
   }
 
-  appendEvent(runId: string, event: RunEvent): Promise<boolean> {
-    return this.db.events.put([runId, event.seq], event);
+  async appendEvent(runId: string, event: RunEvent): Promise<void> {
+    await this.db.events.put([runId, event.seq], event);
   }
 
-  events(runId: string): RunEvent[] {
+  async events(runId: string): Promise<RunEvent[]> {
     const out: RunEvent[] = [];
     for (const { value } of this.db.events.getRange({
       start: [runId, 0],
@@ -80,7 +148,7 @@ export class RunStore {
     return out;
   }
 
-  lastEventSeq(runId: string): number {
+  async lastEventSeq(runId: string): Promise<number> {
     for (const { key } of this.db.events.getRange({
       start: [runId, Number.MAX_SAFE_INTEGER],
       end: [runId, 0],
@@ -92,18 +160,93 @@ export class RunStore {
     return 0;
   }
 
-  /** Runs (of every tenant) that were queued or running when the process stopped. */
-  unfinished(): RunRecord[] {
+  async unfinished(): Promise<RunRecord[]> {
     const out: RunRecord[] = [];
     for (const status of ['created', 'pending', 'running', 'waiting', 'finalizing']) {
       for (const { key } of this.db.runIndex.getRange({
         start: ['status', status, ''],
-        end: ['status', status, '\uffff'],
+        end: ['status', status, MAX_KEY],
       })) {
-        const run = this.get(String(key[4]));
+        const run = this.read(String(key[4]));
         if (run) out.push(run);
       }
     }
-    return out.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+    return out.sort((a, b) => a.createdAt - b.createdAt || byId(a.id, b.id));
+  }
+
+  /**
+   * One index range scan in (sort key, id) order with the remaining filters applied to each
+   * record. The cursor is the last (sort key, id) returned, so a page never repeats or skips a
+   * run while others are being added.
+   */
+  async list(q: RunListQuery): Promise<RunListPage> {
+    const cursor = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined;
+    const sortOf = (r: RunRecord) => (q.sort === 'completedAt' ? (r.completedAt ?? 0) : r.createdAt);
+    const desc = q.order === 'desc';
+    let toSkip = cursor ? 0 : (q.offset ?? 0);
+    const page: RunRecord[] = [];
+
+    if (q.ids) {
+      const found = q.ids
+        .map((id) => this.read(id))
+        .filter((r): r is RunRecord => r !== undefined)
+        .filter((r) => matches(r, q) && (q.sort !== 'completedAt' || r.completedAt !== null));
+      found.sort((a, b) => (sortOf(a) - sortOf(b) || byId(a.id, b.id)) * (desc ? -1 : 1));
+      const after = cursor
+        ? found.filter((r) => {
+            const cmp = sortOf(r) - cursor.sortKey || byId(r.id, cursor.id);
+            return desc ? cmp < 0 : cmp > 0;
+          })
+        : found.slice(toSkip);
+      const rows = after.slice(0, q.limit);
+      const last = rows[rows.length - 1];
+      return {
+        runs: rows,
+        nextCursor: after.length > q.limit && last ? encodeCursor(sortOf(last), last.id) : null,
+      };
+    }
+
+    const [name, value] = chooseIndex(q);
+    const t = q.tenant;
+    const lo = (q.sort === 'completedAt' ? q.completedFrom : q.createdFrom) ?? 0;
+    const hi = (q.sort === 'completedAt' ? q.completedTo : q.createdTo) ?? Number.MAX_SAFE_INTEGER;
+    const range = desc
+      ? {
+          start: cursor ? [name, value, t, cursor.sortKey, cursor.id] : [name, value, t, hi, MAX_KEY],
+          end: [name, value, t, lo, ''],
+          reverse: true,
+        }
+      : {
+          start: cursor ? [name, value, t, cursor.sortKey, cursor.id] : [name, value, t, lo, ''],
+          end: [name, value, t, hi, MAX_KEY],
+          reverse: false,
+        };
+
+    let scanned = 0;
+    let lastKey: (string | number)[] | undefined;
+    let full = false;
+    for (const { key, value: rank } of this.db.runIndex.getRange(range)) {
+      if (cursor && key[3] === cursor.sortKey && key[4] === cursor.id) continue;
+      if (full) {
+        // One more index entry exists past the page, so a next page may exist.
+        const last = page[page.length - 1]!;
+        return { runs: page, nextCursor: encodeCursor(sortOf(last), last.id) };
+      }
+      lastKey = key;
+      scanned++;
+      const sampledOut = q.sampleRate !== undefined && typeof rank === 'number' && !(rank < q.sampleRate);
+      const run = sampledOut ? undefined : this.read(String(key[4]));
+      if (run && matches(run, q)) {
+        if (toSkip > 0) toSkip--;
+        else {
+          page.push(run);
+          if (page.length >= q.limit) full = true;
+        }
+      }
+      if (!full && scanned >= this.scanLimit) {
+        return { runs: page, nextCursor: encodeCursor(Number(lastKey[3]), String(lastKey[4])) };
+      }
+    }
+    return { runs: page, nextCursor: null };
   }
 }

@@ -1,6 +1,7 @@
 // Downloads: the Content-Disposition header and streaming a file out with backpressure.
 
 import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { HttpResponse } from './types.js';
 
 /**
@@ -35,6 +36,22 @@ export async function sendFile(
   options: SendFileOptions = {},
 ): Promise<void> {
   await sendStream(res, createReadStream(path) as AsyncIterable<Buffer>, options);
+}
+
+/**
+ * Streams a readable (a stored blob's content) as the response body, and releases it whatever
+ * happens: a client that goes away mid-download leaves no open file or connection behind.
+ */
+export async function sendBody(
+  res: HttpResponse,
+  body: Readable,
+  options: SendFileOptions = {},
+): Promise<void> {
+  try {
+    await sendStream(res, body as AsyncIterable<Buffer>, options);
+  } finally {
+    body.destroy();
+  }
 }
 
 /** Streams chunks as the response body; stops quietly when the client goes away. */

@@ -1,0 +1,46 @@
+// Every store the automation service keeps its state in, built in one place so the service is
+// wired the same whichever implementation answers (docs/architecture.md, "Automation stores").
+
+import { join } from 'node:path';
+import { openAutomationDb } from './db.js';
+import { LmdbExampleStore, type ExampleStore } from './datasets/store.js';
+import { LmdbEvaluatorConfigStore, type EvaluatorConfigStore } from './experiments/evaluator-store.js';
+import { LmdbExperimentStore, type ExperimentStore } from './experiments/store.js';
+import type { BlobStore } from './files/blob-store.js';
+import { LocalBlobStore } from './files/blobs.js';
+import { LmdbFileStore, type FileStore } from './files/store.js';
+import { LmdbAutomationStore, type AutomationStore } from './registry/store.js';
+import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
+import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
+import { LmdbRunStore, type RunStore } from './runs/store.js';
+
+export interface AutomationStores {
+  automations: AutomationStore;
+  runs: RunStore;
+  scores: ScoreStore;
+  files: FileStore;
+  examples: ExampleStore;
+  experiments: ExperimentStore;
+  evaluatorConfigs: EvaluatorConfigStore;
+  reviews: ReviewStore;
+  blobs: BlobStore;
+  close(): Promise<void>;
+}
+
+/** The embedded default: one LMDB environment (`meta.lmdb`) and blobs on disk, under `dataDir`. */
+export function openLmdbStores(dataDir: string, options: { listScanLimit: number }): AutomationStores {
+  const db = openAutomationDb(join(dataDir, 'meta.lmdb'));
+  const blobs = new LocalBlobStore(join(dataDir, 'blobs'));
+  return {
+    automations: new LmdbAutomationStore(db),
+    runs: new LmdbRunStore(db, { listScanLimit: options.listScanLimit }),
+    scores: new LmdbScoreStore(db),
+    files: new LmdbFileStore(db, blobs),
+    examples: new LmdbExampleStore(db, blobs),
+    experiments: new LmdbExperimentStore(db),
+    evaluatorConfigs: new LmdbEvaluatorConfigStore(db),
+    reviews: new LmdbReviewStore(db),
+    blobs,
+    close: () => db.close(),
+  };
+}

@@ -29,6 +29,12 @@ export const BOUNDARIES = [
     allowed: ['src/streams/log/jetstream*.ts', 'src/streams/groups/*jetstream*.ts', 'src/streams/nats/**'],
     use: 'the JetStream adapters (src/streams/log/jetstream.ts, src/streams/nats/connection.ts)',
   },
+  {
+    module: 'pg',
+    // The PostgreSQL adapter of the automation service: pool, migrations, stores, queue, blobs.
+    allowed: ['src/automation/pg/**'],
+    use: 'src/automation/pg (PgDatabase in pool.ts)',
+  },
   { module: 'pino', allowed: ['src/core/log.ts'], use: 'src/core/log.ts (createLogger, type Logger)' },
   {
     module: 'ajv',

@@ -3,7 +3,7 @@
 // environment itself.
 
 import { join } from 'node:path';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { SettingsError, type CoreSettings, type EnvReader } from '../core/settings/index.js';
 import type { ArchiveLimits } from './archives/limits.js';
 import { SCRIPT_LIMITS } from './evals/config-types.js';
@@ -46,6 +46,23 @@ export interface AutomationSettings {
   readonly evalPool: Readonly<Required<ScriptPoolOptions>>;
   /** Experiment examples run at once per experiment. */
   readonly experimentConcurrency: number;
+  /** PostgreSQL for stores, run queue and blobs (several nodes); undefined: LMDB and local files. */
+  readonly database: DatabaseSettings | undefined;
+  /** How this node names itself in the shared run queue (the owner of the runs it claimed). */
+  readonly nodeId: string;
+  /** How long a claimed run stays this node's without a renewal; renewed every third of it. */
+  readonly leaseMs: number;
+  /** Runs of one tenant / one automation running at once across every node; 0: no limit. */
+  readonly tenantConcurrency: number;
+  readonly automationConcurrency: number;
+}
+
+export interface DatabaseSettings {
+  /** A postgres:// or postgresql:// connection URL (may hold a password: never log it). */
+  readonly url: string;
+  readonly poolSize: number;
+  /** How long a query waits for a pool connection before it fails as database_unavailable. */
+  readonly connectTimeoutMs: number;
 }
 
 export function loadAutomationSettings(env: EnvReader, core: CoreSettings): AutomationSettings {
@@ -84,7 +101,55 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     judgeModel: env.optionalString('AUTOMATION_JUDGE_MODEL'),
     evalPool: loadEvalPool(env),
     experimentConcurrency: env.int('AUTOMATION_EXPERIMENT_CONCURRENCY', 8, { min: 1, max: 256 }),
+    database: loadDatabase(env),
+    nodeId: nodeId(env),
+    leaseMs: positiveDuration(env, 'AUTOMATION_RUN_LEASE', 30_000),
+    tenantConcurrency: env.int('AUTOMATION_TENANT_CONCURRENCY', 0, { min: 0 }),
+    automationConcurrency: env.int('AUTOMATION_AUTOMATION_CONCURRENCY', 0, { min: 0 }),
   });
+}
+
+function loadDatabase(env: EnvReader): DatabaseSettings | undefined {
+  const name = 'AUTOMATION_DATABASE_URL';
+  const text = env.optionalString(name);
+  if (text === undefined || text === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') || !url.hostname)
+    // The value may carry a password: the error shows it replaced.
+    throw new SettingsError(name, redactUrl(text), 'a postgres:// or postgresql:// URL with a host');
+  return Object.freeze({
+    url: text,
+    poolSize: env.int('AUTOMATION_DATABASE_POOL_SIZE', 10, { min: 1, max: 1000 }),
+    connectTimeoutMs: positiveDuration(env, 'AUTOMATION_DATABASE_CONNECT_TIMEOUT', 10_000),
+  });
+}
+
+/** The URL with any password replaced, for messages and logs. */
+export function redactUrl(text: string): string {
+  try {
+    const url = new URL(text);
+    if (url.password) url.password = '***';
+    return url.href;
+  } catch {
+    const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(text);
+    return scheme ? `${scheme[0]}…` : '…';
+  }
+}
+
+/** Letters, digits, `.`, `_`, `-`; default: host name and process id (unique per process). */
+function nodeId(env: EnvReader): string {
+  const name = 'AUTOMATION_NODE_ID';
+  const text = env.optionalString(name);
+  if (text === undefined)
+    return `${hostname()}-${process.pid}`.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100);
+  if (!/^[A-Za-z0-9._-]{1,100}$/.test(text))
+    throw new SettingsError(name, text, '1 to 100 letters, digits, ".", "_" or "-"');
+  return text;
 }
 
 function loadEvalPool(env: EnvReader): Readonly<Required<ScriptPoolOptions>> {

@@ -1,0 +1,173 @@
+// Content-addressed blobs in PostgreSQL, for nodes that share nothing but the database. A blob is
+// a row of `blobs` and its bytes are rows of `blob_chunks` (256 KiB each by default, bytea stored
+// out of line uncompressed). Writing streams the source into chunks while hashing it, so the
+// blob is never whole in memory: the row has no sha256 until the last chunk is in, then takes
+// it; when that content is already stored (the unique sha256), the new copy is dropped and the
+// stored one answers. Reading pulls one chunk per read of the stream (backpressure), and a
+// range reads only the chunks it covers, each cut with substring().
+
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { CodedError } from '../../core/errors.js';
+import { copyFromRead, TooLargeError, type BlobStore } from '../files/blob-store.js';
+import { mapDatabaseError, type PgDatabase } from './pool.js';
+
+export const DEFAULT_CHUNK_BYTES = 256 * 1024;
+
+const UNIQUE_VIOLATION = '23505';
+
+export class PgBlobStore implements BlobStore {
+  private readonly chunkBytes: number;
+
+  constructor(
+    private readonly db: PgDatabase,
+    options: { chunkBytes?: number } = {},
+  ) {
+    this.chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+  }
+
+  async write(
+    source: AsyncIterable<Buffer>,
+    limit = Number.POSITIVE_INFINITY,
+  ): Promise<{ sha256: string; size: number }> {
+    const chunkBytes = this.chunkBytes;
+    const created = await this.db.query<{ id: string }>(
+      "INSERT INTO blobs (chunk_size, state) VALUES ($1, 'writing') RETURNING id",
+      [chunkBytes],
+    );
+    const id = created.rows[0]!.id;
+    const hash = createHash('sha256');
+    let size = 0;
+    let seq = 0;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const insert = (data: Buffer) =>
+      this.db.query('INSERT INTO blob_chunks (blob_id, seq, data) VALUES ($1, $2, $3)', [id, seq++, data]);
+    try {
+      for await (const piece of source) {
+        size += piece.length;
+        if (size > limit) throw new TooLargeError(limit);
+        hash.update(piece);
+        pending.push(piece);
+        pendingBytes += piece.length;
+        // The next piece is pulled only after the full chunks are stored: the source waits.
+        while (pendingBytes >= chunkBytes) {
+          const all = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+          await insert(all.subarray(0, chunkBytes));
+          const rest = all.subarray(chunkBytes);
+          pending = rest.length > 0 ? [rest] : [];
+          pendingBytes = rest.length;
+        }
+      }
+      if (pendingBytes > 0) await insert(Buffer.concat(pending, pendingBytes));
+      pending = [];
+      const sha256 = hash.digest('hex');
+      try {
+        await this.db.query("UPDATE blobs SET sha256 = $2, size = $3, state = 'ready' WHERE id = $1", [
+          id,
+          sha256,
+          size,
+        ]);
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+        // The same content is stored already (perhaps by another node meanwhile): keep that one.
+        await this.dropWriting(id);
+      }
+      return { sha256, size };
+    } catch (err) {
+      await this.dropWriting(id).catch(() => undefined);
+      throw mapDatabaseError(err);
+    }
+  }
+
+  async stat(sha256: string): Promise<{ size: number } | undefined> {
+    const { rows } = await this.db.query<{ size: string }>('SELECT size FROM blobs WHERE sha256 = $1', [
+      sha256,
+    ]);
+    return rows[0] ? { size: Number(rows[0].size) } : undefined;
+  }
+
+  async read(sha256: string, range?: { start: number; end: number }): Promise<Readable> {
+    const { rows } = await this.db.query<{ id: string; size: string; chunk_size: number }>(
+      'SELECT id, size, chunk_size FROM blobs WHERE sha256 = $1',
+      [sha256],
+    );
+    const blob = rows[0];
+    if (!blob) throw new CodedError('not_found', `blob ${sha256} not found`);
+    const size = Number(blob.size);
+    const chunkBytes = blob.chunk_size;
+    let pos = range?.start ?? 0;
+    const last = Math.min(range?.end ?? size - 1, size - 1);
+    if (range && (!Number.isSafeInteger(range.start) || !Number.isSafeInteger(range.end) || range.start < 0))
+      throw new CodedError('invalid_range', `invalid byte range ${range.start}-${range.end}`);
+    if (range && (range.start > range.end || range.start >= size))
+      throw new CodedError(
+        'invalid_range',
+        `byte range ${range.start}-${range.end} is outside a blob of ${size} bytes`,
+      );
+    const db = this.db;
+    let fetching = false;
+    const stream = new Readable({
+      // About one chunk is read ahead of the consumer, never more.
+      highWaterMark: chunkBytes,
+      read() {
+        if (fetching) return;
+        if (pos > last) {
+          this.push(null);
+          return;
+        }
+        fetching = true;
+        const seq = Math.floor(pos / chunkBytes);
+        const offset = pos - seq * chunkBytes;
+        const length = Math.min(chunkBytes - offset, last - pos + 1);
+        db.query<{ data: Buffer }>(
+          'SELECT substring(data FROM $3 FOR $4) AS data FROM blob_chunks WHERE blob_id = $1 AND seq = $2',
+          [blob.id, seq, offset + 1, length],
+        ).then(
+          (result) => {
+            fetching = false;
+            const data = result.rows[0]?.data;
+            if (!data || data.length !== length) {
+              // Deleted while being read.
+              this.destroy(new CodedError('not_found', `blob ${sha256} was deleted while it was read`));
+              return;
+            }
+            pos += length;
+            this.push(data);
+          },
+          (err: unknown) => {
+            fetching = false;
+            this.destroy(mapDatabaseError(err) as Error);
+          },
+        );
+      },
+    });
+    return stream;
+  }
+
+  /** Nodes share no disk: the file is written from the stored chunks. */
+  copyTo(sha256: string, path: string): Promise<void> {
+    return copyFromRead(this, sha256, path);
+  }
+
+  async delete(sha256: string): Promise<void> {
+    // The chunks go with the row (ON DELETE CASCADE).
+    await this.db.query('DELETE FROM blobs WHERE sha256 = $1', [sha256]);
+  }
+
+  /**
+   * Removes blobs left half-written by a node that stopped mid-write (or lost the database),
+   * started more than `olderThanMs` ago; their count.
+   */
+  async removeAbandoned(olderThanMs: number): Promise<number> {
+    const { rowCount } = await this.db.query(
+      "DELETE FROM blobs WHERE state = 'writing' AND created_at < now() - make_interval(secs => $1)",
+      [olderThanMs / 1000],
+    );
+    return rowCount ?? 0;
+  }
+
+  private async dropWriting(id: string): Promise<void> {
+    await this.db.query("DELETE FROM blobs WHERE id = $1 AND state = 'writing'", [id]);
+  }
+}

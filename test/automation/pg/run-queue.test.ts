@@ -1,0 +1,265 @@
+// The shared run queue with two queue instances ("nodes") on one private PostgreSQL: every run
+// claimed by exactly one node, wakes by NOTIFY, lease takeover after a node stops renewing,
+// cancel reaching the owner, done reaching a waiter on the other node, concurrency limits with
+// both nodes claiming at once, and a PostgreSQL restart the same instances live through. Waits
+// are on events and state; the only clock involved is the (short) lease the takeover waits out.
+import * as assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { after, before, describe, it } from 'node:test';
+import { migrate } from '../../../src/automation/pg/migrations.js';
+import { DatabaseUnavailableError, PgDatabase } from '../../../src/automation/pg/pool.js';
+import { PgRunQueue, type ClaimedRun, type RunQueueOptions } from '../../../src/automation/pg/run-queue.js';
+import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { waitUntil, withinHang } from '../../helpers/wait.js';
+
+interface Node {
+  db: PgDatabase;
+  queue: PgRunQueue;
+}
+
+describe('PostgreSQL run queue, two nodes', { skip: postgresSkip }, () => {
+  let server: PostgresServer;
+  const open: Node[] = [];
+  before(async () => {
+    server = await startPostgres();
+  });
+  after(async () => {
+    for (const n of open) {
+      await n.queue.close();
+      await n.db.close();
+    }
+    await server?.stop();
+  });
+
+  async function cluster(
+    options: Partial<RunQueueOptions> = {},
+  ): Promise<{ a: Node; b: Node; db: PgDatabase }> {
+    const url = await server.createDatabase();
+    const nodes: Node[] = [];
+    for (const name of ['node-a', 'node-b']) {
+      const db = new PgDatabase({ url, poolSize: 4 });
+      if (nodes.length === 0) await migrate(db);
+      const queue = new PgRunQueue(db, { nodeId: name, leaseMs: 30_000, ...options });
+      await queue.start();
+      const node = { db, queue };
+      nodes.push(node);
+      open.push(node);
+    }
+    return { a: nodes[0]!, b: nodes[1]!, db: nodes[0]!.db };
+  }
+
+  let seq = 0;
+  /** Run rows as the run store writes them, then queued; their ids in queue order. */
+  async function enqueueRuns(node: Node, n: number, tenant = 't1', automation = 'wf_a'): Promise<string[]> {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const id = `run_${++seq}`;
+      await node.db.query(
+        `INSERT INTO runs (id, tenant, automation_id, type, status, trigger_type, triggered_by, created_at,
+           sample_rank, record)
+         VALUES ($1, $2, $3, 'workflow', 'pending', 'api', 'u', $4, 0.5, '{}')`,
+        [id, tenant, automation, Date.now()],
+      );
+      assert.equal(await node.queue.enqueue(id), true);
+      ids.push(id);
+    }
+    return ids;
+  }
+
+  /** Claims in batches until the queue is empty for this node. */
+  async function drain(node: Node, batch: number): Promise<ClaimedRun[]> {
+    const all: ClaimedRun[] = [];
+    for (;;) {
+      const got = await node.queue.claim(batch);
+      if (got.length === 0) return all;
+      all.push(...got);
+    }
+  }
+
+  it('a queued run wakes the other node, and every run is claimed by exactly one node', async () => {
+    const { a, b, db } = await cluster();
+    const woken = once(b.queue, 'wake');
+    const [first] = await enqueueRuns(a, 1);
+    await withinHang('the wake notification on node b', woken);
+    const claimedByB = await b.queue.claim(5);
+    assert.deepEqual(
+      claimedByB.map((c) => [c.runId, c.attempt, c.takeover]),
+      [[first, 1, false]],
+    );
+
+    const ids = await enqueueRuns(a, 200);
+    // Each node takes a batch first (so both have some), then both race for the rest.
+    const headA = await a.queue.claim(3);
+    const headB = await b.queue.claim(3);
+    const [restA, restB] = await Promise.all([drain(a, 7), drain(b, 7)]);
+    const byA = [...headA, ...restA].map((c) => c.runId);
+    const byB = [...headB, ...restB].map((c) => c.runId);
+    assert.ok(byA.length > 0 && byB.length > 0, `a claimed ${byA.length}, b ${byB.length}`);
+    const all = [...byA, ...byB];
+    assert.equal(new Set(all).size, all.length, 'a run was claimed twice');
+    assert.deepEqual([...all].sort(), [...ids].sort());
+    // The table agrees: each row names the node that claimed it, first attempt.
+    const { rows } = await db.query<{ id: string; node: string; attempt: number }>(
+      "SELECT id, node, attempt FROM runs WHERE queue_state = 'claimed' AND id <> $1",
+      [first],
+    );
+    assert.equal(rows.length, 200);
+    const owner = new Map(rows.map((r) => [r.id, r.node]));
+    for (const id of byA) assert.equal(owner.get(id), 'node-a');
+    for (const id of byB) assert.equal(owner.get(id), 'node-b');
+    assert.ok(rows.every((r) => r.attempt === 1));
+  });
+
+  it('a node that stops renewing has its run taken over once the lease expires', async () => {
+    const { a, b, db } = await cluster({ leaseMs: 1500 });
+    const [id] = await enqueueRuns(a, 1);
+    const [claim] = await a.queue.claim(1);
+    assert.equal(claim?.runId, id);
+    // Renewing moves the lease forward (on the database clock).
+    const lease = async () =>
+      (await db.query<{ at: string }>('SELECT lease_expires_at::text AS at FROM runs WHERE id = $1', [id]))
+        .rows[0]!.at;
+    const before = await lease();
+    await waitUntil('a renewal to move the lease', async () => {
+      await a.queue.renew();
+      return (await lease()) > before;
+    });
+
+    // Node a stops (timers and listener; its lease is left to expire). Node b claims on every
+    // wake; its expiry check wakes it once the lease has expired.
+    await a.queue.close();
+    const takeover = new Promise<ClaimedRun>((resolve, reject) => {
+      const onWake = () => {
+        b.queue.claim(1).then((got) => {
+          const t = got.find((c) => c.takeover);
+          if (!t) return;
+          b.queue.off('wake', onWake);
+          resolve(t);
+        }, reject);
+      };
+      b.queue.on('wake', onWake);
+    });
+    const taken = await withinHang('the takeover by node b', takeover);
+    assert.deepEqual(
+      { runId: taken.runId, previousNode: taken.previousNode, attempt: taken.attempt },
+      { runId: id, previousNode: 'node-a', attempt: 2 },
+    );
+    // The old owner is fenced: its renewal reports the run lost, and it cannot complete it.
+    const lost = once(a.queue, 'lost');
+    assert.deepEqual(await a.queue.renew(), [id]);
+    assert.deepEqual((await lost)[0], { runId: id });
+    assert.equal(await a.queue.complete(id!, 'completed'), false);
+    assert.equal(await b.queue.complete(id!, 'completed'), true);
+  });
+
+  it('cancel from any node reaches the owner; a queued run is taken out of the queue', async () => {
+    const { a, b } = await cluster();
+    const [running, queued] = await enqueueRuns(a, 2);
+    const [claim] = await a.queue.claim(1);
+    assert.equal(claim?.runId, running);
+    const heard = once(a.queue, 'cancel');
+    assert.deepEqual(await b.queue.cancel(running!), { state: 'signalled', node: 'node-a' });
+    assert.deepEqual((await withinHang('the cancel on node a', heard))[0], { runId: running });
+
+    const waiting = a.queue.waitForDone(queued!);
+    assert.deepEqual(await b.queue.cancel(queued!), { state: 'dequeued' });
+    assert.deepEqual(await withinHang('the done of the dequeued run', waiting), {
+      runId: queued,
+      status: 'cancelled',
+    });
+    assert.deepEqual(await b.queue.claim(5), []);
+    assert.deepEqual(await b.queue.cancel('run_unknown'), { state: 'unknown' });
+    assert.equal(await a.queue.complete(running!, 'cancelled'), true);
+    assert.deepEqual(await b.queue.cancel(running!), { state: 'finished' });
+  });
+
+  it('a node waiting for a run hears when the other node completes it', async () => {
+    const { a, b, db } = await cluster();
+    const [id] = await enqueueRuns(a, 1);
+    const waiting = b.queue.waitForDone(id!);
+    const heard = once(b.queue, 'done');
+    const [claim] = await a.queue.claim(1);
+    assert.equal(claim?.runId, id);
+    assert.equal(await a.queue.complete(id!, 'completed'), true);
+    assert.deepEqual(await withinHang('the done on node b', waiting), { runId: id, status: 'completed' });
+    assert.deepEqual((await heard)[0], { runId: id, status: 'completed' });
+    // Already done: answered from the row (its status column, which the run store keeps).
+    await db.query("UPDATE runs SET status = 'completed' WHERE id = $1", [id]);
+    assert.deepEqual(await b.queue.waitForDone(id!), { runId: id, status: 'completed' });
+  });
+
+  it('per-tenant and per-automation limits hold with both nodes claiming at once', async () => {
+    const { a, b, db } = await cluster({ tenantConcurrency: 3, automationConcurrency: 2 });
+    await enqueueRuns(a, 5, 't1', 'wf_1');
+    await enqueueRuns(a, 5, 't1', 'wf_2');
+    await enqueueRuns(a, 5, 't2', 'wf_3');
+    const running = async () => {
+      const { rows } = await db.query<{ tenant: string; automation_id: string; n: string }>(
+        `SELECT tenant, automation_id, count(*) AS n FROM runs WHERE queue_state = 'claimed'
+         GROUP BY tenant, automation_id`,
+      );
+      const tenant = new Map<string, number>();
+      const automation = new Map<string, number>();
+      for (const r of rows) {
+        tenant.set(r.tenant, (tenant.get(r.tenant) ?? 0) + Number(r.n));
+        automation.set(r.automation_id, Number(r.n));
+      }
+      return { tenant, automation };
+    };
+    const owned = new Map<string, Node>();
+    for (let round = 0; round < 6; round++) {
+      const [ga, gb] = await Promise.all([a.queue.claim(10), b.queue.claim(10)]);
+      for (const c of ga) owned.set(c.runId, a);
+      for (const c of gb) owned.set(c.runId, b);
+      const now = await running();
+      for (const [t, n] of now.tenant) assert.ok(n <= 3, `round ${round}: tenant ${t} runs ${n}`);
+      for (const [w, n] of now.automation) assert.ok(n <= 2, `round ${round}: automation ${w} runs ${n}`);
+      if (round === 0) {
+        // Both nodes asked for plenty: every limit is reached, none exceeded.
+        assert.equal(now.tenant.get('t1'), 3);
+        assert.equal(now.tenant.get('t2'), 2);
+      }
+      // One run of each tenant ends, freeing slots for the next round.
+      for (const t of ['t1', 't2']) {
+        const { rows } = await db.query<{ id: string }>(
+          "SELECT id FROM runs WHERE queue_state = 'claimed' AND tenant = $1 ORDER BY id LIMIT 1",
+          [t],
+        );
+        const id = rows[0]?.id;
+        if (id) assert.equal(await owned.get(id)!.queue.complete(id, 'completed'), true);
+      }
+    }
+  });
+
+  it('PostgreSQL restarted: calls fail as database_unavailable, then the same instances work again', async () => {
+    const { a, b } = await cluster();
+    const [before] = await enqueueRuns(a, 1);
+    const relistenA = once(a.queue, 'listening');
+    const relistenB = once(b.queue, 'listening');
+    await server.shutdown();
+    await assert.rejects(a.queue.claim(1), DatabaseUnavailableError);
+    await assert.rejects(b.queue.enqueue('run_x'), DatabaseUnavailableError);
+    await assert.rejects(b.queue.cancel(before!), DatabaseUnavailableError);
+    await server.start();
+    // Both listeners reconnect and LISTEN again by themselves.
+    await withinHang('both listeners to reconnect', Promise.all([relistenA, relistenB]));
+    const claimed = await waitUntil('a claim after the restart', async () => {
+      try {
+        const got = await a.queue.claim(1);
+        return got.length > 0 ? got : false;
+      } catch (err) {
+        if (err instanceof DatabaseUnavailableError) return false;
+        throw err;
+      }
+    });
+    assert.equal(claimed[0]!.runId, before);
+    // Notifications flow again: a run queued on a wakes b.
+    const woken = once(b.queue, 'wake');
+    const [after] = await enqueueRuns(a, 1);
+    await withinHang('a wake after the restart', woken);
+    assert.deepEqual(
+      (await b.queue.claim(1)).map((c) => c.runId),
+      [after],
+    );
+  });
+});

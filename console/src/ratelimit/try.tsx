@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { ErrorBox } from '../ui/error-box.js';
 import { Form, TextArea, TextField } from '../ui/forms.js';
-import { useLoad } from '../ui/hooks.js';
+import { useAction, useLoad } from '../ui/hooks.js';
 import { Table } from '../ui/table.js';
 import { dryRun, loadConfig, type DryRunAnswer, type DryRunRequest, type DryRunStatus } from './api.js';
 import { ruleText } from './rules.js';
@@ -44,40 +44,23 @@ export function TryView() {
   const [descriptors, setDescriptors] = useState('');
   const [hits, setHits] = useState('1');
   const [error, setError] = useState<string | undefined>(undefined);
-  const [failure, setFailure] = useState<unknown>(undefined);
-  const [answer, setAnswer] = useState<{ request: DryRunRequest; result: DryRunAnswer } | undefined>(
-    undefined,
-  );
-  const [busy, setBusy] = useState(false);
+  const action = useAction<{ request: DryRunRequest; result: DryRunAnswer }>();
+  const answer = action.result;
   const domainValue = domain ?? firstDomain;
 
   const submit = async () => {
     const parsed = parseDescriptors(descriptors);
-    if (typeof parsed === 'string') {
-      setError(parsed);
-      return;
-    }
+    if (typeof parsed === 'string') return setError(parsed);
     const addend = Number(hits);
-    if (!Number.isInteger(addend) || addend < 1) {
-      setError('Hits must be a whole number of at least 1.');
-      return;
-    }
+    if (!Number.isInteger(addend) || addend < 1)
+      return setError('Hits must be a whole number of at least 1.');
     setError(undefined);
-    setBusy(true);
     const request: DryRunRequest = {
       domain: domainValue,
       descriptors: parsed,
       ...(addend > 1 ? { hitsAddend: addend } : {}),
     };
-    try {
-      setAnswer({ request, result: await dryRun(request) });
-      setFailure(undefined);
-    } catch (err) {
-      setFailure(err);
-      setAnswer(undefined);
-    } finally {
-      setBusy(false);
-    }
+    await action.run(async () => ({ request, result: await dryRun(request) }));
   };
 
   const rows: Row[] = (answer?.result.statuses ?? []).map((s, index) => ({
@@ -97,7 +80,7 @@ export function TryView() {
       {config.error ? (
         <ErrorBox error={config.error} context="Loading the domains" service="rate limit" />
       ) : null}
-      <Form label="Try a request" onSubmit={submit} submitLabel="Try it" busy={busy}>
+      <Form label="Try a request" onSubmit={submit} submitLabel="Try it" busy={action.busy}>
         <div class="form-row">
           <TextField
             label="Domain"
@@ -118,7 +101,7 @@ export function TryView() {
           error={error}
         />
       </Form>
-      {failure ? <ErrorBox error={failure} context="Dry run" service="rate limit" /> : null}
+      {action.failure ? <ErrorBox error={action.failure} context="Dry run" service="rate limit" /> : null}
       {answer ? (
         <div class="result" aria-live="polite">
           <h2>

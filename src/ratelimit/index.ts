@@ -20,6 +20,7 @@ import { startDebugServer } from './server/debug.js';
 import { Decider } from './server/decider.js';
 import { startRatelimitGrpc } from './server/grpc.js';
 import { startRatelimitHttp } from './server/http.js';
+import { ratelimitConsoleRoutes } from './server/console-api.js';
 import { loadRateLimitSettings, toGrpcServerTls, type ServerSettings } from './settings/index.js';
 import { STAT } from './stats/names.js';
 import { createStatsBuffer, SharedStatsTable } from './stats/shared-table.js';
@@ -141,7 +142,11 @@ export async function startRatelimit(
       log,
       transport: ctx.core.httpTransport,
       thread: ctx.thread.index,
-      extend: (router) => mountConsole(router, { self: 'ratelimit', ctx }),
+      authenticator: ctx.auth,
+      extend: (router) => {
+        ratelimitConsoleRoutes(router, { engine, stats });
+        mountConsole(router, { self: 'ratelimit', ctx });
+      },
       cors: consoleCors('ratelimit', ctx),
     });
     servers.push(http);

@@ -53,6 +53,17 @@ describe('console shell', { skip }, () => {
         await nav.getByRole('heading', { name: title }).waitFor();
       assert.ok(!page.url().includes(sluice.token), 'the key is never in the URL');
       assert.equal(await page.evaluate("sessionStorage.getItem('sluice.apiKey')"), sluice.token);
+      // Keyboard: a section link followed with Enter opens the view and moves focus to it.
+      await nav.getByRole('link', { name: 'Consumer groups' }).focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Consumer groups', level: 1 }).waitFor();
+      assert.equal(
+        await page.evaluate<string>('document.activeElement && document.activeElement.id'),
+        'main',
+      );
+      assert.match(page.url(), /#\/streams\/groups$/);
+      await nav.getByRole('link', { name: 'Topics' }).click();
+      await page.getByRole('heading', { name: 'Topics', level: 1 }).waitFor();
       await screenshot(page, 'shell');
 
       // A reload keeps the session (same tab), and the shell comes back signed in.

@@ -6,7 +6,7 @@ import { useId } from 'preact/hooks';
 
 export interface FieldProps {
   label: string;
-  hint?: string;
+  hint?: string | undefined;
   error?: string | undefined;
   children: (id: string, describedBy: string | undefined) => ComponentChildren;
 }
@@ -49,7 +49,7 @@ export function TextField(
     label: string;
     value: string;
     onValue: (value: string) => void;
-    hint?: string;
+    hint?: string | undefined;
     error?: string | undefined;
   } & InputAttrs,
 ) {
@@ -83,7 +83,7 @@ export function TextArea(props: {
   label: string;
   value: string;
   onValue: (value: string) => void;
-  hint?: string;
+  hint?: string | undefined;
   error?: string | undefined;
   rows?: number;
   name?: string;
@@ -112,7 +112,7 @@ export function SelectField(props: {
   value: string;
   options: readonly (string | { value: string; label: string })[];
   onValue: (value: string) => void;
-  hint?: string;
+  hint?: string | undefined;
   name?: string;
 }) {
   const { label, value, options, onValue, hint, name } = props;

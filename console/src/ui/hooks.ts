@@ -50,3 +50,31 @@ export function useLoad<T>(
   }, [...deps, tick, intervalMs]);
   return { data, error, loading, reload: () => setTick((t) => t + 1) };
 }
+
+export interface Action<T> {
+  busy: boolean;
+  /** The last run's failure (cleared by the next success). */
+  failure: unknown;
+  /** The last run's result (cleared by the next failure). */
+  result: T | undefined;
+  run: (work: () => Promise<T>) => Promise<void>;
+}
+
+/** A form's submit: busy while it runs, then its result or its failure, never both. */
+export function useAction<T>(): Action<T> {
+  const [state, setState] = useState<{ busy: boolean; failure: unknown; result: T | undefined }>({
+    busy: false,
+    failure: undefined,
+    result: undefined,
+  });
+  const run = async (work: () => Promise<T>) => {
+    setState((s) => ({ ...s, busy: true }));
+    try {
+      const result = await work();
+      setState({ busy: false, failure: undefined, result });
+    } catch (failure) {
+      setState({ busy: false, failure, result: undefined });
+    }
+  };
+  return { ...state, run };
+}

@@ -1,7 +1,7 @@
 // The scope names a key may carry, and the checks a new key's scope list must pass. Every name a
 // route requires is here (streams routes: streams:read / streams:write; automation routes:
-// automation:read for GET and HEAD, automation:write otherwise); the rate limit service's routes
-// need no key. A key with an unknown or empty scope list is refused at creation: a typo would
+// automation:read for GET and HEAD, automation:write otherwise); the rate limit service's
+// decision routes need no key, its console views need ratelimit:read. A key with an unknown or empty scope list is refused at creation: a typo would
 // otherwise give a key that opens nothing, and an empty list used to fall back to admin.
 
 import { CodedError } from '../errors.js';
@@ -15,6 +15,9 @@ export const SCOPES: Readonly<Record<string, string>> = Object.freeze({
   automation: 'automation:read and automation:write',
   'automation:read': 'automation: GET and HEAD routes',
   'automation:write': 'automation: every other method',
+  ratelimit: 'ratelimit:read',
+  'ratelimit:read':
+    'rate limit: the console views (loaded rules, rule counters, dry runs); decisions need no key',
 });
 
 export class ScopeError extends CodedError {

@@ -126,7 +126,7 @@ export function mountConsole(router: Router, options: ConsoleOptions): boolean {
     (req, res) => {
       secure(req, res)
         .header('cache-control', 'no-store')
-        .json({ services: sections, bases: bases(req), signIn: sections.some((s) => s !== 'ratelimit') });
+        .json({ services: sections, bases: bases(req), signIn: true });
     },
     { scope: false },
   );

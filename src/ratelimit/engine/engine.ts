@@ -81,6 +81,15 @@ interface Installed {
   readonly valueSegments: readonly Segment[];
 }
 
+/** A dry run's answer: the response `shouldRateLimit` would give, and per descriptor its rule. */
+export interface DryRunResult {
+  readonly response: RateLimitResponse;
+  /** The rule that matched each descriptor (undefined: none; a limit override has id -1). */
+  readonly rules: readonly (Rule | undefined)[];
+  /** Hits the matched rule's current window holds (undefined: not counted, or not tracked). */
+  readonly inWindow: readonly (number | undefined)[];
+}
+
 const DYNAMIC_STATS_LIMIT = 10_000;
 const UNDERSCORE = 0x5f;
 const NO_HEADERS: HeaderValue[] = Object.freeze([]) as unknown as HeaderValue[];
@@ -162,13 +171,19 @@ export class RateLimitEngine {
   }
 
   shouldRateLimit(request: RateLimitRequest): RateLimitResponse | Promise<RateLimitResponse> {
+    const installed = this.accept(request);
+    if (this.memory) return this.decideInMemory(installed, this.memory, request);
+    return this.decideWithStore(installed, request);
+  }
+
+  /** The installed rules a request is judged by; refuses what the upstream refuses. */
+  private accept(request: RateLimitRequest): Installed {
     if (request.domain === '') throw new RateLimitRequestError('rate limit domain must not be empty');
     if (request.descriptors.length === 0)
       throw new RateLimitRequestError('rate limit descriptor list must not be empty');
     const installed = this.installed;
     if (!installed.rules) throw new RateLimitRequestError('no rate limit configuration loaded');
-    if (this.memory) return this.decideInMemory(installed, this.memory, request);
-    return this.decideWithStore(installed, request);
+    return installed;
   }
 
   // ---- the memory store path ----------------------------------------------------------------
@@ -339,38 +354,9 @@ export class RateLimitEngine {
     const descriptors = request.descriptors;
     const n = descriptors.length;
     const statuses: DescriptorStatus[] = new Array(n);
-    const domain = installed.domains.get(request.domain);
     const requestHits = request.hitsAddend && request.hitsAddend > 1 ? request.hitsAddend : 1;
 
-    const matched: (Rule | undefined)[] = new Array(n);
-    const statsOf: (RuleStats | undefined)[] = new Array(n);
-    const cacheKeys: (string | undefined)[] = new Array(n);
-    const path: DescriptorNode[] = [];
-    let replaced: Set<string> | undefined;
-    if (domain === undefined) {
-      this.stats.inc(STAT.domainNotFound(request.domain));
-    } else {
-      for (let i = 0; i < n; i++) {
-        const d = descriptors[i]!;
-        if (d.limit) {
-          matched[i] = overrideRule(d, this.settings.nearLimitRatio);
-          statsOf[i] = this.dynamicStatsFor(installed, overrideMetricKey(request.domain, d));
-          cacheKeys[i] = cacheKey(domain.keyPrefix, d.entries, undefined);
-          continue;
-        }
-        const rule = d.entries.length > 0 ? matchRule(domain.rules, d.entries, path) : undefined;
-        if (!rule) continue;
-        matched[i] = rule;
-        statsOf[i] = rule.dynamicMetric
-          ? this.dynamicStatsFor(installed, metricKeyOf(request.domain, rule, path, d.entries))
-          : this.staticStatsFor(installed, rule);
-        if (!rule.unlimited) cacheKeys[i] = cacheKey(domain.keyPrefix, d.entries, path);
-        if (rule.replaces.length > 0) {
-          replaced ??= new Set();
-          for (const name of rule.replaces) replaced.add(name);
-        }
-      }
-    }
+    const { matched, statsOf, cacheKeys, replaced } = this.matchWithKeys(installed, request, true);
 
     const counted: Counted[] = [];
     const ops: CounterOp[] = counted;
@@ -426,6 +412,113 @@ export class RateLimitEngine {
     return this.countAsync(this.store.increment(ops, this.clock.nowMs()), counted, statuses, matched);
   }
 
+  /**
+   * The rule and the upstream key text of every descriptor (network-store path and dry runs).
+   * `withStats` false: no statistic is touched (a dry run leaves every counter where it was).
+   */
+  private matchWithKeys(
+    installed: Installed,
+    request: RateLimitRequest,
+    withStats: boolean,
+  ): {
+    matched: (Rule | undefined)[];
+    statsOf: (RuleStats | undefined)[];
+    cacheKeys: (string | undefined)[];
+    replaced: Set<string> | undefined;
+  } {
+    const descriptors = request.descriptors;
+    const n = descriptors.length;
+    const domain = installed.domains.get(request.domain);
+    const matched: (Rule | undefined)[] = new Array(n);
+    const statsOf: (RuleStats | undefined)[] = new Array(n);
+    const cacheKeys: (string | undefined)[] = new Array(n);
+    const path: DescriptorNode[] = [];
+    let replaced: Set<string> | undefined;
+    if (domain === undefined) {
+      if (withStats) this.stats.inc(STAT.domainNotFound(request.domain));
+      return { matched, statsOf, cacheKeys, replaced };
+    }
+    for (let i = 0; i < n; i++) {
+      const d = descriptors[i]!;
+      if (d.limit) {
+        matched[i] = overrideRule(d, this.settings.nearLimitRatio);
+        if (withStats) statsOf[i] = this.dynamicStatsFor(installed, overrideMetricKey(request.domain, d));
+        cacheKeys[i] = cacheKey(domain.keyPrefix, d.entries, undefined);
+        continue;
+      }
+      const rule = d.entries.length > 0 ? matchRule(domain.rules, d.entries, path) : undefined;
+      if (!rule) continue;
+      matched[i] = rule;
+      if (withStats)
+        statsOf[i] = rule.dynamicMetric
+          ? this.dynamicStatsFor(installed, metricKeyOf(request.domain, rule, path, d.entries))
+          : this.staticStatsFor(installed, rule);
+      if (!rule.unlimited) cacheKeys[i] = cacheKey(domain.keyPrefix, d.entries, path);
+      if (rule.replaces.length > 0) {
+        replaced ??= new Set();
+        for (const name of rule.replaces) replaced.add(name);
+      }
+    }
+    return { matched, statsOf, cacheKeys, replaced };
+  }
+
+  // ---- dry runs -----------------------------------------------------------------------------
+
+  /**
+   * What `shouldRateLimit` would answer, without counting: the counters are read (peek), never
+   * incremented, and no statistic moves. Each status also names the rule that matched and how
+   * many hits its window holds now. Every descriptor is judged as if it were counted alone
+   * (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT does not change a dry run's statuses).
+   */
+  dryRun(request: RateLimitRequest): DryRunResult | Promise<DryRunResult> {
+    const installed = this.accept(request);
+    const descriptors = request.descriptors;
+    const n = descriptors.length;
+    const requestHits = request.hitsAddend && request.hitsAddend > 1 ? request.hitsAddend : 1;
+    const { matched, cacheKeys, replaced } = this.matchWithKeys(installed, request, false);
+    const rules: (Rule | undefined)[] = [...matched];
+    const statuses: DescriptorStatus[] = new Array(n);
+    const ops: CounterOp[] = [];
+    const opIndex: number[] = [];
+    const hits: number[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const rule = matched[i];
+      if (rule === undefined || (replaced !== undefined && rule.name !== '' && replaced.has(rule.name))) {
+        matched[i] = undefined;
+        statuses[i] = { code: Code.OK, limitRemaining: 0 };
+        continue;
+      }
+      hits[i] = descriptors[i]!.hitsAddend ?? requestHits;
+      if (rule.unlimited) {
+        statuses[i] = { code: Code.OK, limitRemaining: MAX_UINT32 };
+        continue;
+      }
+      ops.push({ key: cacheKeys[i]!, divider: rule.divider, hits: 0, limit: rule.requestsPerUnit });
+      opIndex.push(i);
+    }
+    const judge = (current: Counts): DryRunResult => {
+      const nowS = Math.floor(this.clock.nowMs() / 1000);
+      const inWindow: (number | undefined)[] = new Array(n);
+      for (let j = 0; j < opIndex.length; j++) {
+        const i = opIndex[j]!;
+        const now = current[j]!;
+        inWindow[i] = now === UNTRACKED ? undefined : now;
+        statuses[i] = statusOf(matched[i]!, now === UNTRACKED ? UNTRACKED : now + hits[i]!, nowS);
+      }
+      return { response: this.finish(statuses, matched, false), rules, inWindow };
+    };
+    if (ops.length === 0) return judge([]);
+    const peeked = this.store.peek(ops, this.clock.nowMs());
+    if (isPromise(peeked))
+      return peeked.then(judge, (error: unknown) => {
+        throw new RateLimitRequestError(
+          error instanceof Error ? error.message : String(error),
+          'store_error',
+        );
+      });
+    return judge(peeked);
+  }
+
   private countAsync(
     result: Counts | Promise<Counts>,
     counted: Counted[],
@@ -467,14 +560,12 @@ export class RateLimitEngine {
   private status(rule: Rule, stats: RuleStats, hits: number, after: number, nowS: number): DescriptorStatus {
     const t = this.stats;
     const limit = rule.requestsPerUnit;
-    const currentLimit = rule.currentLimit;
-    const durationUntilReset = rule.divider - (nowS % rule.divider);
     t.add(stats.totalHits, hits);
     if (after === UNTRACKED) {
       // Table full: fail open, visibly (memory_store_full stat, warning log), never block.
       this.onUntracked?.();
       t.add(stats.withinLimit, hits);
-      return { code: Code.OK, currentLimit, limitRemaining: limit, durationUntilReset };
+      return statusOf(rule, after, nowS);
     }
     const before = after - hits;
     const near = rule.nearThreshold;
@@ -485,19 +576,20 @@ export class RateLimitEngine {
         t.add(stats.overLimit, after - limit);
         t.add(stats.nearLimit, limit - Math.max(near, before));
       }
-      if (rule.shadowMode) {
-        t.add(stats.shadowMode, before >= limit ? hits : after - limit);
-        return { code: Code.OK, currentLimit, limitRemaining: 0, durationUntilReset };
-      }
-      return { code: Code.OVER_LIMIT, currentLimit, limitRemaining: 0, durationUntilReset };
+      if (rule.shadowMode) t.add(stats.shadowMode, before >= limit ? hits : after - limit);
+      return statusOf(rule, after, nowS);
     }
     t.add(stats.withinLimit, hits);
     if (after > near) t.add(stats.nearLimit, before >= near ? hits : after - near);
-    return { code: Code.OK, currentLimit, limitRemaining: limit - after, durationUntilReset };
+    return statusOf(rule, after, nowS);
   }
 
   /** `matched[i]` is the counted rule of status i (undefined when none applied). */
-  private finish(statuses: DescriptorStatus[], matched: readonly (Rule | undefined)[]): RateLimitResponse {
+  private finish(
+    statuses: DescriptorStatus[],
+    matched: readonly (Rule | undefined)[],
+    countStats = true,
+  ): RateLimitResponse {
     let overNonQuota = false;
     let quotaStatuses = 0;
     let quotaOver = 0;
@@ -519,7 +611,7 @@ export class RateLimitEngine {
       : NO_HEADERS;
     if (overallCode === Code.OVER_LIMIT && this.settings.shadowMode) {
       overallCode = Code.OK;
-      this.stats.inc(STAT.globalShadowMode);
+      if (countStats) this.stats.inc(STAT.globalShadowMode);
     }
     return { overallCode, statuses, responseHeadersToAdd };
   }
@@ -568,6 +660,19 @@ export class RateLimitEngine {
     }
     return s;
   }
+}
+
+/** The status of a rule whose window holds `after` hits once this request's `hits` are in. */
+function statusOf(rule: Rule, after: number, nowS: number): DescriptorStatus {
+  const limit = rule.requestsPerUnit;
+  const currentLimit = rule.currentLimit;
+  const durationUntilReset = rule.divider - (nowS % rule.divider);
+  if (after === UNTRACKED) return { code: Code.OK, currentLimit, limitRemaining: limit, durationUntilReset };
+  if (after > limit) {
+    if (rule.shadowMode) return { code: Code.OK, currentLimit, limitRemaining: 0, durationUntilReset };
+    return { code: Code.OVER_LIMIT, currentLimit, limitRemaining: 0, durationUntilReset };
+  }
+  return { code: Code.OK, currentLimit, limitRemaining: limit - after, durationUntilReset };
 }
 
 /** Upstream key shape without the window: prefix + domain_ + Σ key_value_ (share_threshold → pattern). */

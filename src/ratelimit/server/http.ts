@@ -1,5 +1,6 @@
 // The HTTP front end of the service (every front-end thread): `POST /json` and
-// `GET /healthcheck`. Public routes, as upstream: the spec shows no authentication here.
+// `GET /healthcheck`. Public routes, as upstream: the spec shows no authentication here. The
+// console's views (console-api.ts) are added beside them and need a key.
 
 import type { Logger } from '../../core/log.js';
 import type { HealthRegistry } from '../../core/health.js';
@@ -12,6 +13,7 @@ import {
 } from '../../core/http/index.js';
 import type { HttpTransportSetting } from '../../core/settings/index.js';
 import type { CorsPolicy } from '../../core/http/cors.js';
+import type { Authenticator } from '../../core/auth/types.js';
 import type { Decider } from './decider.js';
 import { answerJson, type JsonAnswer } from './json-endpoint.js';
 
@@ -35,6 +37,8 @@ export interface RatelimitHttpOptions {
   /** Adds routes beside the decision API (the web console). */
   extend?: (router: Router) => void;
   cors?: CorsPolicy | undefined;
+  /** Checks keys on the routes that ask for a scope (the console's views); /json asks for none. */
+  authenticator?: Authenticator;
 }
 
 export function ratelimitRouter(decider: Decider, health: HealthRegistry): Router {
@@ -93,6 +97,7 @@ export function startRatelimitHttp(options: RatelimitHttpOptions): Promise<HttpS
     port: options.port,
     router,
     ...(options.cors ? { cors: options.cors } : {}),
+    ...(options.authenticator ? { authenticator: options.authenticator, defaultScope: false } : {}),
     errorBody,
     maxBodyBytes: options.maxRequestBytes,
     log: options.log,

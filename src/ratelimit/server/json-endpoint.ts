@@ -25,16 +25,7 @@ export function answerJson(
 ): JsonAnswer | Promise<JsonAnswer> {
   // Go's protojson refuses invalid UTF-8; decoding it with replacement characters would
   // count the request under a different descriptor value. One native scan of the body.
-  if (!isUtf8(raw)) throw new HttpError(400, 'bad_request', 'request body is not valid UTF-8');
-  let request: RateLimitRequest;
-  try {
-    request = decodeRequest(JSON.parse(raw.toString('utf8')) as unknown);
-  } catch (error) {
-    if (error instanceof SyntaxError)
-      throw new HttpError(400, 'bad_request', `request body is not valid JSON: ${error.message}`);
-    if (error instanceof JsonRequestError) throw new HttpError(400, 'bad_request', error.message);
-    throw error;
-  }
+  const request = decodeJsonBody(raw);
   let result: RateLimitResponse | Promise<RateLimitResponse>;
   try {
     result = decider.decide(request, 'json', traceparent);
@@ -48,6 +39,19 @@ export function answerJson(
   return toAnswer(result);
 }
 
+/** A `/json` body as a request; 400 for anything the client got wrong (also used by dry runs). */
+export function decodeJsonBody(raw: Buffer): RateLimitRequest {
+  if (!isUtf8(raw)) throw new HttpError(400, 'bad_request', 'request body is not valid UTF-8');
+  try {
+    return decodeRequest(JSON.parse(raw.toString('utf8')) as unknown);
+  } catch (error) {
+    if (error instanceof SyntaxError)
+      throw new HttpError(400, 'bad_request', `request body is not valid JSON: ${error.message}`);
+    if (error instanceof JsonRequestError) throw new HttpError(400, 'bad_request', error.message);
+    throw error;
+  }
+}
+
 function toAnswer(response: RateLimitResponse): JsonAnswer {
   return {
     status: response.overallCode === Code.OVER_LIMIT ? 429 : 200,
@@ -57,7 +61,7 @@ function toAnswer(response: RateLimitResponse): JsonAnswer {
 
 /** Refused calls are the caller's problem (empty domain, no configuration …): 400 with the
  * upstream text, never a 5xx for anything the request contained; a failed store is a 500. */
-function asHttpError(error: unknown): unknown {
+export function asHttpError(error: unknown): unknown {
   if (error instanceof RateLimitRequestError && error.kind === 'store_error')
     return new HttpError(500, 'store_unavailable', error.message);
   if (error instanceof RateLimitRequestError) return new HttpError(400, 'bad_request', error.message);

@@ -19,7 +19,7 @@ import {
 } from '../errors.js';
 import type { StoredRecord, TopicInfo, TopicLog } from '../log/types.js';
 import { assignPartitions, type TopicPartition } from './assignment.js';
-import type { GroupStore, GroupStoreEvent, InstanceConfig, InstanceRecord } from './store.js';
+import type { GroupMember, GroupStore, GroupStoreEvent, InstanceConfig, InstanceRecord } from './store.js';
 
 export interface ConsumedRecord {
   readonly topic: string;
@@ -42,6 +42,18 @@ export interface OffsetEntry {
   readonly topic: string;
   readonly partition: number;
   readonly offset: number;
+}
+
+export interface GroupView {
+  readonly members: readonly {
+    readonly member: GroupMember;
+    /** Set when the member lives on this node. */
+    readonly instance: ConsumerInstance | undefined;
+    readonly partitions: readonly TopicPartition[];
+  }[];
+  /** Topics the members subscribe to or were assigned. */
+  readonly topics: readonly string[];
+  committed(topic: string, partition: number): number | undefined;
 }
 
 export interface GroupLimits {
@@ -231,6 +243,38 @@ export class ConsumerGroups {
   /** True when the group has a member with this id, on this node or another. */
   isMember(group: string, id: string): boolean {
     return this.store.members(group).some((m) => m.id === id);
+  }
+
+  /** Groups with a member this node knows of (a group whose members all left is not listed). */
+  groupNames(): string[] {
+    return [...this.groups].filter(([, members]) => members.size > 0).map(([name]) => name);
+  }
+
+  /**
+   * The group as the console shows it: every member (on every node), the partitions each one
+   * reads, and the committed offset of each partition of the topics the members subscribe to.
+   */
+  describeGroup(group: string): GroupView {
+    const local = this.groups.get(group);
+    const holders = this.store.holders(group);
+    const members = this.store.members(group).map((m) => {
+      const instance = local?.get(m.id);
+      const partitions = instance
+        ? [
+            ...instance.assigned.map((a) => ({ topic: a.topic.name, partition: a.partition })),
+            ...instance.manual,
+          ]
+        : holders.filter((h) => h.instance === m.id).map((h) => ({ topic: h.topic, partition: h.partition }));
+      return { member: m, instance, partitions };
+    });
+    const topics = new Set<string>();
+    for (const { member, partitions } of members) {
+      for (const t of member.topics) topics.add(t);
+      for (const p of partitions) topics.add(p.topic);
+    }
+    const committed = (topic: string, partition: number) =>
+      this.store.committedOffset(group, topic, partition);
+    return { members, topics: [...topics].sort(), committed };
   }
 
   instances(group: string): ConsumerInstance[] {

@@ -17,6 +17,7 @@ import { isKafkaRecordsBody } from './confluent/media.js';
 import { appendRecords } from './produce.js';
 import { registerOffsetRoutes } from './offsets.js';
 import { pushHandlers } from './push.js';
+import { registerGroupViews } from './groups-view.js';
 import { renderRecords } from './render.js';
 import {
   checkName,
@@ -116,9 +117,17 @@ export function buildRouter(deps: StreamsDeps): Router {
           `partition ${JSON.stringify(raw)} of topic '${name}' not found (the topic has partitions 0..${topic.partitions - 1})`,
         );
       }
-      // -1: no offset given, start at the partition's beginning.
+      // -1: no offset given, start at the partition's beginning — or, with `timestamp` (ms), at
+      // the first record stamped at or after it.
       const asked = queryInt(req.query, 'offset', -1, Number.MAX_SAFE_INTEGER);
-      const offset = asked >= 0 ? asked : await log.beginningOffset(topic, partition);
+      const since = queryInt(req.query, 'timestamp', -1, Number.MAX_SAFE_INTEGER);
+      if (asked >= 0 && since >= 0) throw unprocessable('give either offset or timestamp, not both');
+      const offset =
+        asked >= 0
+          ? asked
+          : since >= 0
+            ? await offsetForTime(log, topic, partition, since)
+            : await log.beginningOffset(topic, partition);
       const count = Math.max(
         1,
         queryInt(req.query, 'count', settings.fetchMaxRecords, settings.fetchMaxRecords),
@@ -241,6 +250,9 @@ export function buildRouter(deps: StreamsDeps): Router {
     options: READ,
   });
 
+  // --- consumer group views (console, operators) ---------------------------------------------
+  registerGroupViews(router, { groups, log }, READ);
+
   // --- push consume -------------------------------------------------------------------------
   router.ws(`${INSTANCE}/ws`, pushHandlers(groups, settings), {
     ...READ,
@@ -248,6 +260,29 @@ export function buildRouter(deps: StreamsDeps): Router {
   });
 
   return router;
+}
+
+/**
+ * The first offset whose record is stamped at or after `since`, by binary search over the
+ * partition (one single-record read per step). Exact when timestamps grow with offsets, as
+ * they do when the service stamps records; with producer-given timestamps out of order it
+ * finds one such boundary, like Kafka's time index finds the first segment.
+ */
+async function offsetForTime(
+  log: TopicLog,
+  topic: TopicInfo,
+  partition: number,
+  since: number,
+): Promise<number> {
+  let lo = await log.beginningOffset(topic, partition);
+  let hi = await log.endOffset(topic, partition);
+  while (lo < hi) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    const [record] = await log.read(topic, partition, mid, { maxRecords: 1, maxBytes: 1, atLeastOne: true });
+    if (record === undefined || record.timestamp >= since) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 async function describe(log: TopicLog, topic: TopicInfo): Promise<unknown> {

@@ -94,6 +94,29 @@ describe(
       assert.equal(redisCli(redis.port, ['GET', keys[0]!]).trim(), '3');
     });
 
+    it('dry-runs against Redis: reads the count, writes nothing', async () => {
+      const dry = async (user: string) => {
+        const res = await fetch(`${service.addresses.http}/json/dry-run`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${t.token}` },
+          body: JSON.stringify({ domain: 'web', descriptors: [{ entries: [{ key: 'user', value: user }] }] }),
+        });
+        assert.equal(res.status, 200);
+        return (await res.json()) as { overallCode: string; statuses: { hitsInWindow: number }[] };
+      };
+      // ana has 3 hits from the test above: the dry run sees them and says over limit.
+      const ana = await dry('ana');
+      assert.equal(ana.overallCode, 'OVER_LIMIT');
+      assert.equal(ana.statuses[0]!.hitsInWindow, 3);
+      const before = redisCli(redis.port, ['KEYS', 'svc_*']).trim();
+      const carol = await dry('carol');
+      assert.equal(carol.overallCode, 'OK');
+      assert.equal(carol.statuses[0]!.hitsInWindow, 0);
+      assert.equal(redisCli(redis.port, ['KEYS', 'svc_*']).trim(), before, 'no key written');
+      const key = before.split('\n')[0]!;
+      assert.equal(redisCli(redis.port, ['GET', key]).trim(), '3', 'no count moved');
+    });
+
     it('Redis down: HTTP 500 store_unavailable and gRPC UNAVAILABLE', async () => {
       await redis.kill();
       const res = await post('bob');

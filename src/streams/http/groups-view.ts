@@ -1,0 +1,83 @@
+// Read-only views of consumer groups (extension, for the console and operators; docs/streams.md):
+//   GET /streams/consumer-groups           groups with their member count and topics
+//   GET /streams/consumer-groups/<group>   members, their assignments, and per partition the
+//                                          committed offset, the end offset and the lag
+// Kafka's own tools show the same (kafka-consumer-groups --describe); Confluent's v3 API has
+// consumer-groups and lags resources. Scope streams:read, like every read of the service.
+
+import type { Router, RouteOptions } from '../../core/http/index.js';
+import type { ConsumerGroups } from '../groups/coordinator.js';
+import type { TopicLog } from '../log/types.js';
+import { ErrorCodes, StreamsError } from '../errors.js';
+import { handler } from './errors.js';
+import { checkName } from './validate.js';
+
+export function registerGroupViews(
+  router: Router,
+  deps: { groups: ConsumerGroups; log: TopicLog },
+  options: RouteOptions,
+): void {
+  const { groups, log } = deps;
+  router.get(
+    '/streams/consumer-groups',
+    handler((_req, res) => {
+      const list = groups
+        .groupNames()
+        .sort()
+        .map((name) => {
+          const view = groups.describeGroup(name);
+          return { group: name, members: view.members.length, topics: view.topics };
+        });
+      res.json({ consumer_groups: list });
+    }),
+    options,
+  );
+  router.get(
+    '/streams/consumer-groups/:group',
+    handler(async (req, res) => {
+      const group = req.params.group ?? '';
+      checkName('consumer group', group, ErrorCodes.invalidConsumerConfig);
+      const view = groups.describeGroup(group);
+      if (view.members.length === 0)
+        throw new StreamsError(
+          404,
+          ErrorCodes.instanceNotFound,
+          `consumer group '${group}' has no members (it is unknown, or every member left)`,
+        );
+      const owners = new Map<string, string>();
+      for (const { member, partitions } of view.members)
+        for (const p of partitions) owners.set(`${p.topic}/${p.partition}`, member.id);
+      const partitions = [];
+      for (const name of view.topics) {
+        const topic = log.topic(name);
+        if (!topic) continue;
+        for (let p = 0; p < topic.partitions; p++) {
+          const end = await log.endOffset(topic, p);
+          const committed = view.committed(name, p);
+          partitions.push({
+            topic: name,
+            partition: p,
+            owner: owners.get(`${name}/${p}`) ?? null,
+            committed_offset: committed ?? null,
+            end_offset: end,
+            // Records produced but not yet consumed-and-committed by the group.
+            lag: committed === undefined ? null : Math.max(0, end - committed),
+          });
+        }
+      }
+      res.json({
+        group,
+        members: view.members.map(({ member, instance, partitions: owned }) => ({
+          instance_id: member.id,
+          node: member.node ?? null,
+          subscription: [...member.topics],
+          assignments: owned.map((p) => ({ topic: p.topic, partition: p.partition })),
+          created_at: instance ? new Date(instance.createdAt).toISOString() : null,
+          last_seen: instance ? new Date(instance.lastSeen).toISOString() : null,
+        })),
+        partitions,
+      });
+    }),
+    options,
+  );
+}

@@ -1,0 +1,131 @@
+// The streams section in a browser against `sluice streams` (the service alone serves its own
+// console): create a topic, produce through the form and see the record arrive live over the
+// push WebSocket, browse it, watch a consumer group's lag drop, and see the message when the
+// service goes away.
+import { strict as assert } from 'node:assert';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import {
+  assertCleanPage,
+  browserSkipReason,
+  launchBrowser,
+  openPage,
+  screenshot,
+  signIn,
+  startSluice,
+  type RunningSluice,
+} from '../helpers/browser.js';
+import { waitUntil } from '../helpers/wait.js';
+
+describe('console: streams section', { skip: browserSkipReason() }, () => {
+  let sluice: RunningSluice;
+  let browser: Browser;
+
+  before(async () => {
+    sluice = await startSluice({ command: 'streams' });
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await sluice?.stop();
+  });
+
+  /** Calls the streams API from the test (the consumer the page watches). */
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${sluice.urls.streams}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${sluice.token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${text}`);
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
+  };
+  const instance = '/streams/consumers/billing/instances/c1';
+  /** Fetches until `n` records came, then commits what was delivered. */
+  const consume = async (n: number) => {
+    let got = 0;
+    await waitUntil(`${n} records consumed`, async () => {
+      got += ((await call('GET', `${instance}/records?timeout=200`)) as unknown[]).length;
+      return got >= n;
+    });
+    await call('POST', `${instance}/offsets`);
+  };
+
+  it('creates a topic, produces, browses, follows live records and shows a group lag dropping', async () => {
+    const watched = await openPage(browser);
+    const { page } = watched;
+    try {
+      await signIn(page, sluice.console, sluice.token);
+      const nav = page.getByRole('navigation', { name: 'Sections' });
+      assert.deepEqual(await nav.getByRole('heading').allInnerTexts(), ['STREAMS'], 'only its own section');
+
+      await nav.getByRole('link', { name: 'Topics' }).click();
+      await page.getByLabel('Topic name').fill('orders');
+      await page.getByLabel('Partitions').fill('2');
+      await page.getByRole('button', { name: 'Create topic' }).click();
+      await page.getByText("topic 'orders' created with 2 partitions").waitFor();
+      await page.getByRole('link', { name: 'orders' }).click();
+      await page.getByRole('heading', { name: 'Topic orders' }).waitFor();
+
+      // Follow live records, then produce one through the form: it arrives over the WebSocket.
+      await page.getByLabel('Follow new records as they are produced').check();
+      await page.getByLabel('Key').fill('user-42');
+      await page.getByLabel('Partition', { exact: true }).first().selectOption('1');
+      await page.getByLabel('Value (JSON object)').fill('{"total": 12.5, "items": ["book"]}');
+      await page.getByLabel('Headers').fill('trace-id: abc');
+      // The live stream must be open before the record is produced (it starts at the end).
+      await waitUntil('the console consumer to join', async () => {
+        const groups = (await call('GET', '/streams/consumer-groups')) as {
+          consumer_groups: { group: string }[];
+        };
+        return groups.consumer_groups.some((g) => g.group.startsWith('sluice-console-'));
+      });
+      await page.getByRole('button', { name: 'Produce' }).click();
+      await page.getByText('Stored at partition 1, offset 0.').waitFor();
+      const live = page.getByRole('list', { name: 'Live records, newest first' });
+      await live.getByText('user-42').waitFor();
+      assert.match(await live.innerText(), /total:\s*12\.5/);
+
+      // Browse partition 1 from the beginning.
+      await page.getByLabel('Partition', { exact: true }).nth(1).selectOption('1');
+      await page.getByRole('button', { name: 'Show records' }).click();
+      const read = page.getByRole('list', { name: 'Records read' });
+      await read.getByText('user-42').waitFor();
+      const text = await read.innerText();
+      assert.match(text, /1 \/ 0/);
+      assert.match(text, /trace-id: abc/);
+      assert.match(text, /"book"/);
+      await screenshot(page, 'streams-topic');
+      await page.getByLabel('Follow new records as they are produced').uncheck();
+
+      // A consumer group (driven by the test) with lag 3, then 0 once it has consumed.
+      await call('POST', '/streams/consumers/billing', { name: 'c1', 'auto.offset.reset': 'earliest' });
+      await call('POST', `${instance}/subscription`, { topics: ['orders'] });
+      await consume(1);
+      await call('POST', '/streams/topic/orders', {
+        records: [0, 1, 2].map((i) => ({ value: { i }, partition: 0 })),
+      });
+      await nav.getByRole('link', { name: 'Consumer groups' }).click();
+      await page.getByRole('link', { name: 'billing' }).click();
+      const lag = page.getByTestId('total-lag');
+      await page.getByRole('heading', { name: 'Consumer group billing' }).waitFor();
+      await waitUntil('lag 3 shown', async () => (await lag.innerText()) === '3');
+      const partitions = page.getByRole('table', { name: 'Partitions' });
+      assert.match(await partitions.innerText(), /orders\s+0\s+c1\s+0\s+3\s+3/);
+      await screenshot(page, 'streams-group-lag');
+      await consume(3);
+      await waitUntil('lag 0 shown', async () => (await lag.innerText()) === '0');
+      await screenshot(page, 'streams-group');
+      assertCleanPage(watched);
+
+      // The service goes away: the view says so instead of showing stale numbers as current.
+      watched.allow.push(/ERR_CONNECTION_REFUSED|Failed to load resource/);
+      await sluice.stop();
+      await page.getByText('The streams service did not answer').waitFor();
+      assertCleanPage(watched);
+    } finally {
+      await watched.close();
+    }
+  });
+});

@@ -106,7 +106,8 @@ async function hitsAcross(calls: number, client: (i: number) => Promise<RlsClien
     remaining = [];
     for (let i = 0; i < calls; i++) {
       const response = await (await client(i)).call(request);
-      remaining.push(response.statuses[0].limitRemaining);
+      // proto3 leaves a zero out of the message: absent means 0
+      remaining.push(response.statuses[0].limitRemaining ?? 0);
     }
     if (hour() === from || round === 2) return remaining;
   }

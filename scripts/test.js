@@ -17,6 +17,8 @@ function collect(dir) {
 const filters = process.argv.slice(2);
 let files = collect('test').sort();
 if (filters.length > 0) files = files.filter((f) => filters.some((x) => f.includes(x)));
+// Says which Node runs the suite (CI runs it on two release lines).
+process.stderr.write(`test: ${files.length} file(s) on Node ${process.version}\n`);
 const args = ['--import', 'tsx', '--test', '--test-concurrency=2', ...files.map((f) => relative('.', f))];
 const result = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' } });
 process.exit(result.status ?? 1);

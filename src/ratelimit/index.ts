@@ -18,7 +18,7 @@ import { EventLoopClock, type TimeSource } from './engine/clock.js';
 import { RateLimitEngine } from './engine/engine.js';
 import { startDebugServer } from './server/debug.js';
 import { Decider } from './server/decider.js';
-import { startRatelimitGrpc } from './server/grpc.js';
+import { grpcListenerFor, startRatelimitGrpc } from './server/grpc.js';
 import { startRatelimitHttp } from './server/http.js';
 import { ratelimitConsoleRoutes } from './server/console-api.js';
 import { loadRateLimitSettings, toGrpcServerTls, type ServerSettings } from './settings/index.js';
@@ -155,15 +155,12 @@ export async function startRatelimit(
       addresses.http = http.url;
       ctx.directory?.publish('ratelimit', http.port);
     }
-    // gRPC runs on thread 0, or on every thread (one port each) with GRPC_THREAD_PORTS.
-    const threadPorts = settings.grpc.threadPorts && settings.grpc.uds === undefined;
-    if (primary || threadPorts) {
+    // gRPC on thread 0, or on every thread: one shared port (reusePort) or one port each.
+    const grpcListener = grpcListenerFor(settings.grpc, ctx.thread);
+    if (grpcListener) {
       const grpc: RunningGrpcServer = await startRatelimitGrpc({
         ...settings.grpc,
-        port:
-          threadPorts && settings.grpc.port !== 0
-            ? settings.grpc.port + ctx.thread.index
-            : settings.grpc.port,
+        ...grpcListener,
         tls: toGrpcServerTls(all.grpcTls),
         decider,
         stats,

@@ -1,10 +1,13 @@
 // Starts and stops a grpc-js server on host:port or a unix socket, with optional (mutual) TLS
 // and a maximum connection age. grpc-js itself adds the ±10 % jitter to the age and sends a
 // GOAWAY when it expires; the grace period bounds how long in-flight calls may finish after that.
+// With `reusePort`, several servers (one per front-end thread) listen on the same host:port.
 
 import { lstatSync, unlinkSync } from 'node:fs';
+import { createServer, type AddressInfo, type ListenOptions, type Server as NetServer } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { createLogger, type Logger } from '../log.js';
+import { reusePortSupported } from '../runtime.js';
 import { routeLibraryLogs } from './library-log.js';
 import { toGrpcDefinition, wrapHandler, type GrpcServiceBinding } from './service.js';
 import { serverSecurity, type GrpcServerTlsOptions } from './tls.js';
@@ -19,6 +22,12 @@ export interface GrpcServerOptions {
   maxConnectionAgeMs?: number;
   maxConnectionAgeGraceMs?: number;
   maxReceiveMessageBytes?: number;
+  /**
+   * Listen with SO_REUSEPORT, so servers in several threads share host:port and the kernel
+   * spreads connections among them. Only where reusePortSupported() (src/core/runtime.ts); ignored
+   * with `uds`.
+   */
+  reusePort?: boolean;
   services: GrpcServiceBinding[];
   log?: Logger;
 }
@@ -39,6 +48,42 @@ function removeStaleSocket(path: string): void {
   } catch {
     // absent: nothing to remove
   }
+}
+
+/**
+ * grpc-js 1.14 binds with `http2Server.listen({ host, port })` and has no option for
+ * SO_REUSEPORT, so the listening socket is opened here and every accepted connection is handed
+ * to the grpc-js server through its public connection injector (which also does the TLS
+ * handshake and certificate reloads when the credentials are secure).
+ */
+async function listenSharedPort(
+  server: grpc.Server,
+  credentials: grpc.ServerCredentials,
+  host: string,
+  port: number,
+  log: Logger,
+): Promise<NetServer> {
+  const injector = server.createConnectionInjector(credentials);
+  const listener = createServer((socket) => {
+    log.debug({ remote: `${socket.remoteAddress}:${socket.remotePort}` }, 'gRPC connection accepted');
+    injector.injectConnection(socket);
+  });
+  // Node 20's types lack `reusePort` (added in Node 22.12 / 23.1).
+  const listen: ListenOptions & { reusePort: boolean } = {
+    host: host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host,
+    port,
+    reusePort: true,
+  };
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(listen, () => {
+      listener.off('error', reject);
+      resolve();
+    });
+  });
+  // An accept failure (for example too many open files) is reported, not thrown.
+  listener.on('error', (err) => log.error({ err }, 'gRPC listener failed'));
+  return listener;
 }
 
 function dialHost(host: string): string {
@@ -73,27 +118,36 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     server.addService(toGrpcDefinition(definition), handlers);
   }
 
-  let target: string;
-  if (options.uds) {
-    removeStaleSocket(options.uds);
-    target = `unix:${options.uds}`;
-  } else {
-    const host = options.host ?? '0.0.0.0';
-    target = `${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${options.port ?? 0}`;
-  }
+  const host = options.host ?? '0.0.0.0';
+  const shared = options.reusePort === true && !options.uds;
+  if (shared && !reusePortSupported())
+    throw new Error(`gRPC reusePort needs Node 22.12+ or 23.1+ on Linux (this is ${process.version})`);
+  let listener: NetServer | undefined;
   let port: number;
   try {
-    port = await new Promise<number>((resolve, reject) => {
-      server.bindAsync(target, security.credentials, (err, bound) => (err ? reject(err) : resolve(bound)));
-    });
+    if (shared) {
+      listener = await listenSharedPort(server, security.credentials, host, options.port ?? 0, log);
+      port = (listener.address() as AddressInfo).port;
+    } else {
+      let target: string;
+      if (options.uds) {
+        removeStaleSocket(options.uds);
+        target = `unix:${options.uds}`;
+      } else {
+        target = `${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${options.port ?? 0}`;
+      }
+      port = await new Promise<number>((resolve, reject) => {
+        server.bindAsync(target, security.credentials, (err, bound) => (err ? reject(err) : resolve(bound)));
+      });
+    }
   } catch (err) {
     // Releases the certificate watchers and anything half-bound, so a failed start leaks nothing.
     server.forceShutdown();
     security.dispose();
     throw err;
   }
-  const address = options.uds ? target : `${dialHost(options.host ?? '0.0.0.0')}:${port}`;
-  log.info({ address, tls: options.tls !== undefined }, 'gRPC server listening');
+  const address = options.uds ? `unix:${options.uds}` : `${dialHost(host)}:${port}`;
+  log.info({ address, tls: options.tls !== undefined, reusePort: shared }, 'gRPC server listening');
 
   let closing: Promise<void> | undefined;
   return {
@@ -101,6 +155,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     address,
     close(graceMs = 5_000) {
       closing ??= new Promise<void>((resolve) => {
+        // Stops accepting here first; with reusePort the other threads keep serving the port.
+        listener?.close();
         const timer = setTimeout(() => server.forceShutdown(), graceMs);
         server.tryShutdown(() => {
           clearTimeout(timer);

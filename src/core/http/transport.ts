@@ -3,6 +3,7 @@
 // else node:http. SLUICE_HTTP_TRANSPORT forces one; forcing uws when no build loads is an error
 // that stops the start. See docs/architecture.md, "HTTP transports".
 
+import { reusePortSupported } from '../runtime.js';
 import type { HttpTransportSetting } from '../settings/index.js';
 import { loadUwsBuild, type UwsBuild } from './uws.js';
 
@@ -22,12 +23,6 @@ export interface TransportInfo {
 export type ResolvedTransport =
   | { readonly info: TransportInfo; readonly uws: UwsBuild }
   | { readonly info: TransportInfo; readonly uws?: undefined };
-
-/** net.Server.listen accepts `reusePort` from Node 22.12 and 23.1 on (ignored before). */
-export function nodeHasReusePort(version: string = process.versions.node): boolean {
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  return major >= 24 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
-}
 
 let uwsAttempt: UwsBuild | { failures: string[] } | undefined;
 
@@ -59,7 +54,7 @@ export function resolveTransport(setting: HttpTransportSetting): ResolvedTranspo
       );
     }
   }
-  return { info: Object.freeze({ transport: 'node' as const, sharedPort: nodeHasReusePort() }) };
+  return { info: Object.freeze({ transport: 'node' as const, sharedPort: reusePortSupported() }) };
 }
 
 /** One line for the start banner. */

@@ -15,6 +15,7 @@ import {
   type RunningGrpcServer,
 } from '../../core/grpc/index.js';
 import type { HealthRegistry } from '../../core/health.js';
+import { reusePortSupported } from '../../core/runtime.js';
 import { STAT } from '../stats/names.js';
 import { responseTimeRecorder } from '../stats/outputs/response-time.js';
 import type { SharedStatsTable } from '../stats/shared-table.js';
@@ -24,6 +25,7 @@ import {
   type RateLimitResponse,
   type RequestDescriptor,
 } from '../types.js';
+import type { ServerSettings } from '../settings/index.js';
 import type { Decider } from './decider.js';
 
 export const RLS_SERVICE = 'envoy.service.ratelimit.v3.RateLimitService';
@@ -66,10 +68,31 @@ export function toWire(r: RateLimitResponse): Record<string, unknown> {
   };
 }
 
+/**
+ * Whether this front-end thread serves gRPC, and how. Thread 0 alone by default. With
+ * GRPC_THREAD_PORTS every thread on GRPC_PORT + its index. Otherwise, where the runtime can share
+ * a port (SO_REUSEPORT, see reusePortSupported) and several threads run, every thread on GRPC_PORT
+ * itself. A unix socket (GRPC_UDS) has one listener; port 0 (a free port) cannot be shared by
+ * threads that pick it independently, so both keep gRPC on thread 0.
+ */
+export function grpcListenerFor(
+  grpc: ServerSettings['grpc'],
+  thread: { readonly index: number; readonly count: number },
+  canReusePort: boolean = reusePortSupported(),
+): { port: number; reusePort: boolean } | undefined {
+  const tcp = grpc.uds === undefined;
+  if (tcp && grpc.threadPorts)
+    return { port: grpc.port === 0 ? 0 : grpc.port + thread.index, reusePort: false };
+  if (tcp && canReusePort && thread.count > 1 && grpc.port !== 0) return { port: grpc.port, reusePort: true };
+  return thread.index === 0 ? { port: grpc.port, reusePort: false } : undefined;
+}
+
 export interface RatelimitGrpcOptions {
   host: string;
   port: number;
   uds: string | undefined;
+  /** Share host:port with the other threads' servers (grpcListenerFor). */
+  reusePort?: boolean;
   maxConnectionAgeMs: number;
   maxConnectionAgeGraceMs: number;
   /** GRPC_SERVER_USE_TLS and friends (src/ratelimit/settings/grpc-tls.ts); plaintext when absent. */
@@ -107,6 +130,7 @@ export async function startRatelimitGrpc(options: RatelimitGrpcOptions): Promise
     host: options.host,
     port: options.port,
     ...(options.uds ? { uds: options.uds } : {}),
+    ...(options.reusePort ? { reusePort: true } : {}),
     maxConnectionAgeMs: options.maxConnectionAgeMs,
     maxConnectionAgeGraceMs: options.maxConnectionAgeGraceMs,
     ...(options.tls ? { tls: options.tls } : {}),

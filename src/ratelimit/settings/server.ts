@@ -17,8 +17,9 @@ export interface ServerSettings {
     readonly maxConnectionAgeGraceMs: number;
     /**
      * GRPC_THREAD_PORTS: every front-end thread serves gRPC on GRPC_PORT + its index, so gRPC
-     * gets one event loop per thread (grpc-js caps one loop near 16k calls/s; Node 20's net has
-     * no SO_REUSEPORT). A proxy lists the ports as endpoints of one cluster.
+     * gets one event loop per thread (grpc-js caps one loop near 16k calls/s). For Node 20,
+     * whose net has no SO_REUSEPORT; newer Node shares GRPC_PORT itself (grpcListenerFor). A
+     * proxy lists the ports as endpoints of one cluster.
      */
     readonly threadPorts: boolean;
   };

@@ -102,6 +102,8 @@ function wrap(socket: Socket, head: Buffer): TestSocket {
     },
     closed,
     close() {
+      // The server may have closed first (its close frame, then the TCP close): nothing to send.
+      if (socket.destroyed || socket.writableEnded) return;
       const mask = randomBytes(4);
       socket.write(Buffer.concat([Buffer.from([0x88, 0x80]), mask]));
       socket.end();

@@ -1,5 +1,5 @@
 // Runs in PostgreSQL (docs/automation.md, "Several nodes (PostgreSQL)"). A run is a `runs` row:
-// the record as jsonb plus the columns the list indexes and the queue read (tenant, automation,
+// the record as json plus the columns the list indexes and the queue read (tenant, automation,
 // status, trigger, batch, example, times, sample rank). The queue columns (queue_state, node,
 // lease, attempt, cancel_requested) belong to run-queue.ts: this store never writes them, so an
 // update of the record cannot undo a claim, and the queue reads `status` as this store wrote it.
@@ -34,7 +34,16 @@ function columns(run: RunRecord): unknown[] {
     run.completedAt,
     run.sampleRank,
     JSON.stringify(run),
+    listFields(run),
   ];
+}
+
+/** The list_fields column: what the review and source-ref filters read, without U+0000. */
+function listFields(run: RunRecord): string {
+  const { review, version, git } = run;
+  return JSON.stringify({ review, version, git }, (_key, value: unknown) =>
+    typeof value === 'string' ? value.replaceAll('\u0000', '\uFFFD') : value,
+  );
 }
 
 const COLUMN_NAMES = [
@@ -51,6 +60,7 @@ const COLUMN_NAMES = [
   'completed_at',
   'sample_rank',
   'record',
+  'list_fields',
 ];
 
 /** `UPDATE runs SET …` of every record column; id is $1. */
@@ -87,7 +97,7 @@ class Where {
   }
 }
 
-const REVIEW = "(record -> 'review')";
+const REVIEW = "(list_fields -> 'review')";
 const HAS_REVIEW = `jsonb_typeof(${REVIEW}) = 'object'`;
 
 /** Adds every filter of the query except the cursor and the sort key's presence. */
@@ -110,13 +120,13 @@ function addFilters(w: Where, q: RunListQuery): void {
   if (q.sourceRef !== undefined) {
     const r = w.param(q.sourceRef);
     const refs = [
-      `record ->> 'version' = ${r}`,
-      `record -> 'git' ->> 'requestedRef' = ${r}`,
-      `record -> 'git' ->> 'resolvedRef' = ${r}`,
-      `record -> 'git' ->> 'resolvedTag' = ${r}`,
+      `list_fields ->> 'version' = ${r}`,
+      `list_fields -> 'git' ->> 'requestedRef' = ${r}`,
+      `list_fields -> 'git' ->> 'resolvedRef' = ${r}`,
+      `list_fields -> 'git' ->> 'resolvedTag' = ${r}`,
     ];
     // A commit prefix counts from 7 characters (list.ts `matches`).
-    if (q.sourceRef.length >= 7) refs.push(`starts_with(record -> 'git' ->> 'commitSha', ${r})`);
+    if (q.sourceRef.length >= 7) refs.push(`starts_with(list_fields -> 'git' ->> 'commitSha', ${r})`);
     w.add(`(${refs.join(' OR ')})`);
   }
   if (q.exampleIdContains !== undefined)
@@ -268,17 +278,24 @@ export class PgRunStore implements RunStore {
   }
 }
 
-/** Events as one jsonb array, the last of each seq (one INSERT … ON CONFLICT cannot touch a row twice). */
-function eventsParam(events: RunEvent[]): string {
-  return JSON.stringify([...new Map(events.map((e) => [e.seq, e])).values()]);
+type EventsParam = [seqs: number[], events: string[]];
+
+/**
+ * Events as parallel arrays of seqs and json texts, the last of each seq (one INSERT … ON
+ * CONFLICT cannot touch a row twice). The seq is a parameter of its own: a json operator on
+ * the event would fail on one holding U+0000.
+ */
+function eventsParam(events: RunEvent[]): EventsParam {
+  const last = [...new Map(events.map((e) => [e.seq, e])).values()];
+  return [last.map((e) => e.seq), last.map((e) => JSON.stringify(e))];
 }
 
 /** Inserts events (from eventsParam), replacing one of the same seq (as LMDB's put does). */
-async function insertEvents(q: Queryable, runId: string, events: string): Promise<void> {
+async function insertEvents(q: Queryable, runId: string, [seqs, events]: EventsParam): Promise<void> {
   await q.query(
     `INSERT INTO run_events (run_id, seq, event)
-     SELECT $1, (e ->> 'seq')::integer, e FROM jsonb_array_elements($2::jsonb) AS e
+     SELECT $1, s, e FROM unnest($2::integer[], $3::json[]) AS x (s, e)
      ON CONFLICT (run_id, seq) DO UPDATE SET event = excluded.event`,
-    [runId, events],
+    [runId, seqs, events],
   );
 }

@@ -126,6 +126,33 @@ describe('PostgreSQL stores', { skip: postgresSkip }, () => {
     }
   });
 
+  it('a page with conditions no index serves stops at the scan limit; the cursor carries the scan on', async () => {
+    const t = await openDb();
+    try {
+      const store = openPgStores(t.db, { listScanLimit: 3 }).runs;
+      const runs = Array.from({ length: 12 }, (_, i) => contractRun('t1', i));
+      for (const r of runs) await store.create(r, emptyDetail(), []);
+      const q: RunListQuery = { tenant: 't1', limit: 2, sort: 'createdAt', order: 'asc', hasReview: true };
+      const seen: string[] = [];
+      let page = await store.list(q);
+      assert.ok(page.runs.length < 2 && page.nextCursor !== null, 'the first page stops at the scan limit');
+      for (;;) {
+        seen.push(...page.runs.map((r) => r.id));
+        if (page.nextCursor === null) break;
+        page = await store.list({ ...q, cursor: page.nextCursor });
+      }
+      assert.deepEqual(
+        seen,
+        runs.filter((r) => r.review !== null).map((r) => r.id),
+      );
+      // Without such conditions the page is not bounded: it is full.
+      const { hasReview: _, ...plain } = q;
+      assert.equal((await store.list({ ...plain, limit: 5 })).runs.length, 5);
+    } finally {
+      await t.close();
+    }
+  });
+
   describe('run list queries', () => {
     let t: Awaited<ReturnType<typeof openDb>>;
     before(async () => {

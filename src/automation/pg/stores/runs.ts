@@ -5,7 +5,8 @@
 // update of the record cannot undo a claim, and the queue reads `status` as this store wrote it.
 // A list page is one SQL query: every filter in its WHERE, `tenant = $1` first, ordered by
 // (sort key, id) with the cursor as a row comparison, so it is a range scan of the index that
-// starts with (tenant, [filter column,] created_at | completed_at, id).
+// starts with (tenant, [filter column,] created_at | completed_at, id). Filters no index serves
+// apply to a bounded number of rows read in that order (listScanLimit, as LmdbRunStore's).
 
 import { decodeCursor, encodeCursor, type RunListPage, type RunListQuery } from '../../runs/list.js';
 import type { RunStore } from '../../runs/store.js';

@@ -1,8 +1,12 @@
 // Schema 1: every automation record. A TypeScript module rather than a .sql file so that it ships
 // in the build (tsc emits only .ts). Each table keeps as columns what queries filter or sort
-// on (tenant, automation, status, times, ids) and the full record as jsonb, the shape the
-// stores read and write; times that the records keep as epoch milliseconds stay bigint so that
-// cursors compare exactly. Never edit a migration that shipped: add the next one.
+// on (tenant, automation, status, times, ids) and the full record as json, the shape the
+// stores read and write (json, not jsonb: jsonb cannot hold U+0000, which callers' inputs,
+// outputs and events may contain; records are read whole, and filtered on only by the run
+// list's review and source-ref conditions); times that the records keep as epoch milliseconds stay bigint so that
+// cursors compare exactly. Ids that orders end on are COLLATE "C" (byte order), the order the
+// LMDB stores and the JavaScript callers compare strings in, whatever the database's locale.
+// Never edit a migration that shipped: add the next one.
 
 import type { Migration } from '../migrations.js';
 
@@ -19,9 +23,9 @@ CREATE TABLE automations (
   slug text NOT NULL,
   status text NOT NULL,
   updated_at timestamptz NOT NULL,
-  record jsonb NOT NULL,
-  UNIQUE (type, slug)
+  record json NOT NULL
 );
+CREATE INDEX automations_slug ON automations (type, slug);
 
 CREATE TABLE automation_aliases (
   alias text PRIMARY KEY,
@@ -31,10 +35,10 @@ CREATE TABLE automation_aliases (
 CREATE TABLE automation_versions (
   automation_id text NOT NULL,
   -- The version with each number zero-padded, so text order is version order.
-  sort_key text NOT NULL,
+  sort_key text COLLATE "C" NOT NULL,
   version text NOT NULL,
   commit_sha text NOT NULL,
-  record jsonb NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (automation_id, sort_key)
 );
 
@@ -55,7 +59,7 @@ CREATE TABLE releases (
 -- lease_expires_at on the database clock) or done; attempt counts claims and fences a node
 -- that lost its lease.
 CREATE TABLE runs (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   tenant text NOT NULL,
   automation_id text NOT NULL,
   type text NOT NULL,
@@ -67,7 +71,11 @@ CREATE TABLE runs (
   created_at bigint NOT NULL,
   completed_at bigint,
   sample_rank double precision NOT NULL,
-  record jsonb NOT NULL,
+  record json NOT NULL,
+  -- What the run list's review and source-ref filters read (the review summary, version and
+  -- git refs), as jsonb with U+0000 replaced: json operators on the record itself would fail
+  -- on a record holding U+0000 anywhere.
+  list_fields jsonb NOT NULL DEFAULT '{}',
   queue_state text CHECK (queue_state IN ('queued', 'claimed', 'done')),
   queued_at timestamptz,
   node text,
@@ -96,20 +104,21 @@ CREATE INDEX runs_claimed_automation ON runs (automation_id) WHERE queue_state =
 
 CREATE TABLE run_details (
   run_id text PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
-  detail jsonb NOT NULL
+  detail json NOT NULL
 );
 
 CREATE TABLE run_events (
   run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
   seq integer NOT NULL,
-  event jsonb NOT NULL,
+  event json NOT NULL,
   PRIMARY KEY (run_id, seq)
 );
 
+-- No reference to runs: results are kept by run id whatever writes them first (as in LMDB).
 CREATE TABLE scores (
-  run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-  id text NOT NULL,
-  record jsonb NOT NULL,
+  run_id text NOT NULL,
+  id text COLLATE "C" NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (run_id, id)
 );
 
@@ -117,12 +126,14 @@ CREATE TABLE reviews (
   tenant text NOT NULL,
   run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
   automation_id text NOT NULL,
-  record jsonb NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (tenant, run_id)
 );
 
 -- Content-addressed blobs in chunks (blob-store.ts). A blob being written has no sha256 yet
 -- (state 'writing'); it gets its hash when complete, unless the same content is already there.
+-- A deleted blob gives its hash up (state 'deleted', deleted_at) and keeps its chunks for the
+-- reads opened before, until removeAbandoned sweeps it.
 -- Chunks are stored uncompressed out of line (STORAGE EXTERNAL): ranges read only the pages
 -- they need, and uploads are mostly compressed formats already.
 CREATE TABLE blobs (
@@ -130,10 +141,12 @@ CREATE TABLE blobs (
   sha256 text UNIQUE,
   size bigint NOT NULL DEFAULT 0,
   chunk_size integer NOT NULL,
-  state text NOT NULL CHECK (state IN ('writing', 'ready')),
-  created_at timestamptz NOT NULL DEFAULT now()
+  state text NOT NULL CHECK (state IN ('writing', 'ready', 'deleted')),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  deleted_at timestamptz
 );
 CREATE INDEX blobs_writing ON blobs (created_at) WHERE state = 'writing';
+CREATE INDEX blobs_deleted ON blobs (deleted_at) WHERE state = 'deleted';
 
 CREATE TABLE blob_chunks (
   blob_id bigint NOT NULL REFERENCES blobs (id) ON DELETE CASCADE,
@@ -154,7 +167,7 @@ CREATE TABLE files (
   tenant text NOT NULL,
   sha256 text NOT NULL,
   created_at timestamptz NOT NULL,
-  record jsonb NOT NULL
+  record json NOT NULL
 );
 CREATE INDEX files_tenant_created ON files (tenant, created_at DESC, id DESC);
 
@@ -164,7 +177,7 @@ CREATE TABLE file_uploads (
   idempotency_key text,
   state text NOT NULL,
   expires_at bigint NOT NULL,
-  record jsonb NOT NULL
+  record json NOT NULL
 );
 CREATE UNIQUE INDEX file_uploads_key ON file_uploads (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL;
 CREATE INDEX file_uploads_expiry ON file_uploads (expires_at);
@@ -172,10 +185,10 @@ CREATE INDEX file_uploads_expiry ON file_uploads (expires_at);
 CREATE TABLE dataset_examples (
   tenant text NOT NULL,
   automation_id text NOT NULL,
-  id text NOT NULL,
+  id text COLLATE "C" NOT NULL,
   name text NOT NULL,
   row_order double precision,
-  record jsonb NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (tenant, automation_id, id)
 );
 CREATE INDEX dataset_examples_order ON dataset_examples (tenant, automation_id, row_order, id);
@@ -185,17 +198,17 @@ CREATE TABLE evaluator_configs (
   tenant text NOT NULL,
   automation_id text NOT NULL,
   updated_at timestamptz NOT NULL,
-  record jsonb NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (tenant, automation_id)
 );
 
 CREATE TABLE experiments (
   tenant text NOT NULL,
-  id text NOT NULL,
+  id text COLLATE "C" NOT NULL,
   automation_id text NOT NULL,
   status text NOT NULL,
   created_at bigint NOT NULL,
-  record jsonb NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (tenant, id)
 );
 CREATE INDEX experiments_automation ON experiments (tenant, automation_id, created_at DESC, id DESC);

@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import type { Database, RootDatabase } from 'lmdb';
 import { renderRecords } from '../src/streams/http/render.js';
 import { decodeRecord, encodeRecord, recordKey } from '../src/streams/log/codec.js';
+import { encodeBatch } from '../src/streams/log/codec.js';
 import { LmdbTopicLog } from '../src/streams/log/lmdb.js';
+import { parseProduce } from '../src/streams/http/validate.js';
 import type { AppendRecord, TopicInfo } from '../src/streams/log/types.js';
 import { openStreamsEnvironment } from '../src/streams/storage.js';
 import type { BenchFile, BenchSuite } from './types.js';
@@ -191,7 +193,42 @@ function codecSuite(valueBytes: number): BenchSuite {
   };
 }
 
+/**
+ * The CPU of one produce request past HTTP: the body parsed, every record checked and its value
+ * turned back into JSON text, the batch encoded — vs parsing the body alone (the least any JSON
+ * API does with it). On a shared machine this CPU, not the log, bounds 1000-record produce.
+ */
+function produceRequestSuite(valueBytes: number): BenchSuite {
+  const body = JSON.stringify({
+    records: Array.from({ length: BATCH }, (_, i) => {
+      const r = sampleRecord(valueBytes, i);
+      return { key: r.key, value: JSON.parse(r.valueJson) as unknown };
+    }),
+  });
+  const topic: TopicInfo = { name: 'bench', id: 1, partitions: 4, createdAt: 0 };
+  const limits = { maxRecordsPerBatch: 10_000, maxRecordBytes: 1024 * 1024 };
+  let sink = 0;
+  return {
+    name: `streams produce request, ${BATCH} × ${valueBytes} B`,
+    description: 'JSON.parse + parseProduce + encodeBatch of one request body vs JSON.parse of it alone',
+    ceiling: 'JSON.parse of the body',
+    teardown: () => {
+      if (sink < 0) console.log(sink);
+    },
+    tasks: {
+      'JSON.parse of the body': () => {
+        sink += (JSON.parse(body) as { records: unknown[] }).records.length;
+      },
+      'parse + validate + encode': () => {
+        const records = parseProduce(JSON.parse(body), topic, limits, 1_700_000_000_000);
+        sink += encodeBatch(records.map((r) => ({ ...r, partition: 0 }))).length;
+      },
+    },
+  };
+}
+
 const bench: BenchFile = () => [
+  produceRequestSuite(100),
   codecSuite(100),
   codecSuite(1024),
   appendSuite(100),

@@ -108,25 +108,31 @@ export function parseProduce(
       `${records.length} records in one request; the limit is ${limits.maxRecordsPerBatch} (STREAMS_MAX_RECORDS_PER_BATCH)`,
     );
   }
-  return records.map((raw: unknown, i) => {
-    const at = `records[${i}]`;
-    if (!isObject(raw)) throw bad(`${at} must be an object with a value`);
-    for (const field of Object.keys(raw)) {
+  // Per record: no allocation beyond what the record needs (its position in an error message is
+  // only built when there is an error; field names are walked, not listed), and the UTF-8 size is
+  // only counted when the text could be over the limit (a UTF-16 unit is at most 3 UTF-8 bytes).
+  const out = new Array<ProduceRecord>(records.length);
+  for (let i = 0; i < records.length; i++) {
+    const raw: unknown = records[i];
+    if (!isObject(raw)) throw bad(`records[${i}] must be an object with a value`);
+    for (const field in raw) {
       if (!RECORD_FIELDS.has(field))
-        throw bad(`${at}: unknown field '${field}'; accepted: key, value, partition, timestamp, headers`);
+        throw bad(
+          `records[${i}]: unknown field '${field}'; accepted: key, value, partition, timestamp, headers`,
+        );
     }
     const key = raw.key ?? null;
     if (key !== null && typeof key !== 'string')
-      throw bad(`${at}.key must be a string (or absent/null), got ${typeof key}`);
+      throw bad(`records[${i}].key must be a string (or absent/null), got ${typeof key}`);
     if (dialect.values === 'object' && !isObject(raw.value)) {
       throw bad(
-        `${at}.value must be a JSON object, got ${raw.value === undefined ? 'nothing' : Array.isArray(raw.value) ? 'an array' : raw.value === null ? 'null' : typeof raw.value}`,
+        `records[${i}].value must be a JSON object, got ${raw.value === undefined ? 'nothing' : Array.isArray(raw.value) ? 'an array' : raw.value === null ? 'null' : typeof raw.value}`,
       );
     }
     let partition: number | undefined;
     if (raw.partition !== undefined && raw.partition !== null) {
       if (typeof raw.partition !== 'number' || !Number.isInteger(raw.partition) || raw.partition < 0) {
-        throw bad(`${at}.partition must be a non-negative integer`);
+        throw bad(`records[${i}].partition must be a non-negative integer`);
       }
       if (raw.partition >= topic.partitions)
         throw partitionNotFound(topic.name, raw.partition, topic.partitions);
@@ -135,31 +141,36 @@ export function parseProduce(
     let timestamp = now;
     if (raw.timestamp !== undefined && raw.timestamp !== null) {
       if (typeof raw.timestamp !== 'number' || !Number.isSafeInteger(raw.timestamp) || raw.timestamp < 0) {
-        throw bad(`${at}.timestamp must be milliseconds since the epoch (a non-negative integer)`);
+        throw bad(`records[${i}].timestamp must be milliseconds since the epoch (a non-negative integer)`);
       }
       timestamp = raw.timestamp;
     }
-    const headers = parseHeaders(raw.headers, at, bad);
+    const headers =
+      raw.headers === undefined || raw.headers === null ? null : parseHeaders(raw.headers, i, bad);
     const valueJson = raw.value === undefined ? 'null' : JSON.stringify(raw.value);
-    const size =
-      Buffer.byteLength(valueJson) +
-      (key === null ? 0 : Buffer.byteLength(key)) +
-      (headers ? Buffer.byteLength(JSON.stringify(headers)) : 0);
-    if (size > limits.maxRecordBytes) {
-      throw new StreamsError(
-        413,
-        413,
-        `${at} is ${size} bytes; the limit is ${limits.maxRecordBytes} (STREAMS_MAX_RECORD_BYTES)`,
-      );
+    const headersJson = headers ? JSON.stringify(headers) : '';
+    const units = valueJson.length + (key === null ? 0 : key.length) + headersJson.length;
+    if (units * 3 > limits.maxRecordBytes) {
+      const size =
+        Buffer.byteLength(valueJson) +
+        (key === null ? 0 : Buffer.byteLength(key)) +
+        Buffer.byteLength(headersJson);
+      if (size > limits.maxRecordBytes) {
+        throw new StreamsError(
+          413,
+          413,
+          `records[${i}] is ${size} bytes; the limit is ${limits.maxRecordBytes} (STREAMS_MAX_RECORD_BYTES)`,
+        );
+      }
     }
-    return { key, valueJson, partition, timestamp, headers };
-  });
+    out[i] = { key, valueJson, partition, timestamp, headers };
+  }
+  return out;
 }
 
-function parseHeaders(raw: unknown, at: string, bad: (m: string) => StreamsError): RecordHeader[] | null {
-  if (raw === undefined || raw === null) return null;
+function parseHeaders(raw: unknown, i: number, bad: (m: string) => StreamsError): RecordHeader[] | null {
   if (!Array.isArray(raw))
-    throw bad(`${at}.headers must be an array of {"key": string, "value": string|null}`);
+    throw bad(`records[${i}].headers must be an array of {"key": string, "value": string|null}`);
   if (raw.length === 0) return null;
   return raw.map((h: unknown, j) => {
     if (
@@ -168,7 +179,7 @@ function parseHeaders(raw: unknown, at: string, bad: (m: string) => StreamsError
       (h.value !== null && typeof h.value !== 'string') ||
       Object.keys(h).some((k) => k !== 'key' && k !== 'value')
     ) {
-      throw bad(`${at}.headers[${j}] must be {"key": string, "value": string|null}`);
+      throw bad(`records[${i}].headers[${j}] must be {"key": string, "value": string|null}`);
     }
     return { key: h.key, value: h.value };
   });

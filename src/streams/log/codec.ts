@@ -22,19 +22,41 @@ export interface DecodedRecord {
   readonly headers: readonly RecordHeader[] | null;
 }
 
-export function encodeRecord(record: AppendRecord): Buffer {
-  const keyBytes = record.key === null ? 0 : Buffer.byteLength(record.key, 'utf8');
+/** The UTF-8 sizes of a record's parts, and its headers as JSON text. */
+interface RecordSizes {
+  keyBytes: number;
+  headersJson: string;
+  headerBytes: number;
+  valueBytes: number;
+}
+
+function sizesOf(record: AppendRecord): RecordSizes {
   const headersJson = record.headers && record.headers.length > 0 ? JSON.stringify(record.headers) : '';
-  const headerBytes = headersJson === '' ? 0 : Buffer.byteLength(headersJson, 'utf8');
-  const valueBytes = Buffer.byteLength(record.valueJson, 'utf8');
-  const buf = Buffer.allocUnsafe(FIXED + keyBytes + headerBytes + valueBytes);
-  let at = buf.writeUInt8(VERSION, 0);
+  return {
+    keyBytes: record.key === null ? 0 : Buffer.byteLength(record.key, 'utf8'),
+    headersJson,
+    headerBytes: headersJson === '' ? 0 : Buffer.byteLength(headersJson, 'utf8'),
+    valueBytes: Buffer.byteLength(record.valueJson, 'utf8'),
+  };
+}
+
+const encodedSize = (s: RecordSizes): number => FIXED + s.keyBytes + s.headerBytes + s.valueBytes;
+
+/** Writes the record at `at` (room for encodedSize bytes); returns where it ends. */
+function writeRecord(buf: Buffer, at: number, record: AppendRecord, s: RecordSizes): number {
+  at = buf.writeUInt8(VERSION, at);
   at = buf.writeDoubleLE(record.timestamp, at);
-  at = buf.writeUInt32LE(record.key === null ? NO_KEY : keyBytes, at);
-  if (record.key !== null) at += buf.write(record.key, at, 'utf8');
-  at = buf.writeUInt32LE(headerBytes, at);
-  if (headerBytes > 0) at += buf.write(headersJson, at, 'utf8');
-  buf.write(record.valueJson, at, 'utf8');
+  at = buf.writeUInt32LE(record.key === null ? NO_KEY : s.keyBytes, at);
+  if (record.key !== null) at += buf.write(record.key, at, s.keyBytes, 'utf8');
+  at = buf.writeUInt32LE(s.headerBytes, at);
+  if (s.headerBytes > 0) at += buf.write(s.headersJson, at, s.headerBytes, 'utf8');
+  return at + buf.write(record.valueJson, at, s.valueBytes, 'utf8');
+}
+
+export function encodeRecord(record: AppendRecord): Buffer {
+  const sizes = sizesOf(record);
+  const buf = Buffer.allocUnsafe(encodedSize(sizes));
+  writeRecord(buf, 0, record, sizes);
   return buf;
 }
 
@@ -65,17 +87,23 @@ export function decodeRecord(buf: Uint8Array): DecodedRecord {
 const BATCH_VERSION = 2;
 const BATCH_HEADER = 1 + 4;
 
+/** One buffer for the whole batch, each record written in place (no per-record buffer). */
 export function encodeBatch(records: readonly AppendRecord[]): Buffer {
-  const encoded = records.map(encodeRecord);
+  const sizes = new Array<RecordSizes>(records.length);
   let size = BATCH_HEADER;
-  for (const e of encoded) size += 4 + e.length;
+  for (let i = 0; i < records.length; i++) {
+    const s = sizesOf(records[i]!);
+    sizes[i] = s;
+    size += 4 + encodedSize(s);
+  }
   const buf = Buffer.allocUnsafe(size);
   buf.writeUInt8(BATCH_VERSION, 0);
-  buf.writeUInt32LE(encoded.length, 1);
+  buf.writeUInt32LE(records.length, 1);
   let at = BATCH_HEADER;
-  for (const e of encoded) {
-    at = buf.writeUInt32LE(e.length, at);
-    at += e.copy(buf, at);
+  for (let i = 0; i < records.length; i++) {
+    const s = sizes[i]!;
+    at = buf.writeUInt32LE(encodedSize(s), at);
+    at = writeRecord(buf, at, records[i]!, s);
   }
   return buf;
 }

@@ -1072,7 +1072,7 @@ export class RunService {
       // Another node runs them again: each is stopped here and put back in the queue.
       const mine = [...this.active.values()];
       for (const a of mine) this.abandon(a, 'the node shuts down; the run goes back to the queue');
-      await Promise.all(mine.map((a) => a.executed));
+      await Promise.all(mine.map((a) => a.executed ?? Promise.resolve()));
       await Promise.all(mine.map((a) => this.queue!.release(a.record.id).catch(() => false)));
       return;
     }

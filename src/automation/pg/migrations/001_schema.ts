@@ -2,7 +2,9 @@
 // in the build (tsc emits only .ts). Each table keeps as columns what queries filter or sort
 // on (tenant, automation, status, times, ids) and the full record as jsonb, the shape the
 // stores read and write; times that the records keep as epoch milliseconds stay bigint so that
-// cursors compare exactly. Never edit a migration that shipped: add the next one.
+// cursors compare exactly. Ids that orders end on are COLLATE "C" (byte order), the order the
+// LMDB stores and the JavaScript callers compare strings in, whatever the database's locale.
+// Never edit a migration that shipped: add the next one.
 
 import type { Migration } from '../migrations.js';
 
@@ -19,9 +21,9 @@ CREATE TABLE automations (
   slug text NOT NULL,
   status text NOT NULL,
   updated_at timestamptz NOT NULL,
-  record jsonb NOT NULL,
-  UNIQUE (type, slug)
+  record jsonb NOT NULL
 );
+CREATE INDEX automations_slug ON automations (type, slug);
 
 CREATE TABLE automation_aliases (
   alias text PRIMARY KEY,
@@ -31,7 +33,7 @@ CREATE TABLE automation_aliases (
 CREATE TABLE automation_versions (
   automation_id text NOT NULL,
   -- The version with each number zero-padded, so text order is version order.
-  sort_key text NOT NULL,
+  sort_key text COLLATE "C" NOT NULL,
   version text NOT NULL,
   commit_sha text NOT NULL,
   record jsonb NOT NULL,
@@ -55,7 +57,7 @@ CREATE TABLE releases (
 -- lease_expires_at on the database clock) or done; attempt counts claims and fences a node
 -- that lost its lease.
 CREATE TABLE runs (
-  id text PRIMARY KEY,
+  id text COLLATE "C" PRIMARY KEY,
   tenant text NOT NULL,
   automation_id text NOT NULL,
   type text NOT NULL,
@@ -106,9 +108,10 @@ CREATE TABLE run_events (
   PRIMARY KEY (run_id, seq)
 );
 
+-- No reference to runs: results are kept by run id whatever writes them first (as in LMDB).
 CREATE TABLE scores (
-  run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-  id text NOT NULL,
+  run_id text NOT NULL,
+  id text COLLATE "C" NOT NULL,
   record jsonb NOT NULL,
   PRIMARY KEY (run_id, id)
 );
@@ -172,7 +175,7 @@ CREATE INDEX file_uploads_expiry ON file_uploads (expires_at);
 CREATE TABLE dataset_examples (
   tenant text NOT NULL,
   automation_id text NOT NULL,
-  id text NOT NULL,
+  id text COLLATE "C" NOT NULL,
   name text NOT NULL,
   row_order double precision,
   record jsonb NOT NULL,
@@ -191,7 +194,7 @@ CREATE TABLE evaluator_configs (
 
 CREATE TABLE experiments (
   tenant text NOT NULL,
-  id text NOT NULL,
+  id text COLLATE "C" NOT NULL,
   automation_id text NOT NULL,
   status text NOT NULL,
   created_at bigint NOT NULL,

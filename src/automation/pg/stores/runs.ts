@@ -1,0 +1,265 @@
+// Runs in PostgreSQL (docs/automation.md, "Several nodes (PostgreSQL)"). A run is a `runs` row:
+// the record as jsonb plus the columns the list indexes and the queue read (tenant, automation,
+// status, trigger, batch, example, times, sample rank). The queue columns (queue_state, node,
+// lease, attempt, cancel_requested) belong to run-queue.ts: this store never writes them, so an
+// update of the record cannot undo a claim, and the queue reads `status` as this store wrote it.
+// A list page is one SQL query: every filter in its WHERE, `tenant = $1` first, ordered by
+// (sort key, id) with the cursor as a row comparison, so it is a range scan of the index that
+// starts with (tenant, [filter column,] created_at | completed_at, id).
+
+import { decodeCursor, encodeCursor, type RunListPage, type RunListQuery } from '../../runs/list.js';
+import type { RunStore } from '../../runs/store.js';
+import type { RunDetail, RunEvent, RunRecord } from '../../runs/types.js';
+import type { PgDatabase, Queryable } from '../pool.js';
+
+const UNFINISHED = ['created', 'pending', 'running', 'waiting', 'finalizing'];
+
+/** The row's columns other than id and the queue's, in the order `SET_COLUMNS` names them. */
+function columns(run: RunRecord): unknown[] {
+  return [
+    run.tenant,
+    run.automationId,
+    run.type,
+    run.status,
+    run.trigger.type,
+    run.trigger.by,
+    run.batchId ?? null,
+    run.exampleId ?? null,
+    run.createdAt,
+    run.completedAt,
+    run.sampleRank,
+    run,
+  ];
+}
+
+const COLUMN_NAMES = [
+  'tenant',
+  'automation_id',
+  'type',
+  'status',
+  'trigger_type',
+  'triggered_by',
+  'batch_id',
+  'example_id',
+  'created_at',
+  'completed_at',
+  'sample_rank',
+  'record',
+];
+
+/** `UPDATE runs SET …` of every record column, parameters from $2 (id is $1). */
+const SET_COLUMNS = COLUMN_NAMES.map((c, i) => `${c} = $${i + 2}`).join(', ');
+
+/** Replaces the run's record columns (not its queue columns); in `q`'s transaction when given. */
+export async function writeRunRecord(q: Queryable, run: RunRecord): Promise<void> {
+  await q.query(`UPDATE runs SET ${SET_COLUMNS} WHERE id = $1`, [run.id, ...columns(run)]);
+}
+
+/** A WHERE clause under construction: conditions joined by AND, values numbered in order. */
+class Where {
+  readonly values: unknown[] = [];
+  private readonly parts: string[] = [];
+
+  /** `$n` of a new parameter. */
+  param(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+
+  add(condition: string): void {
+    this.parts.push(condition);
+  }
+
+  toString(): string {
+    return this.parts.join(' AND ');
+  }
+}
+
+const REVIEW = "(record -> 'review')";
+const HAS_REVIEW = `jsonb_typeof(${REVIEW}) = 'object'`;
+
+/** Adds every filter of the query except the cursor and the sort key's presence. */
+function addFilters(w: Where, q: RunListQuery): void {
+  w.add(`tenant = ${w.param(q.tenant)}`);
+  // One value is an equality, so the planner can walk that column's index in (time, id)
+  // order; with several it reads each value's range and sorts.
+  const any = (column: string, values: string[] | undefined) => {
+    if (values?.length === 1) w.add(`${column} = ${w.param(values[0])}`);
+    else if (values) w.add(`${column} = ANY(${w.param(values)}::text[])`);
+  };
+  if (q.ids) w.add(`id = ANY(${w.param(q.ids)}::text[])`);
+  any('type', q.types);
+  any('automation_id', q.sources);
+  any('status', q.statuses);
+  any('trigger_type', q.triggers);
+  any('triggered_by', q.triggeredBy);
+  any('batch_id', q.batchIds);
+  any('example_id', q.exampleIds);
+  if (q.sourceRef !== undefined) {
+    const r = w.param(q.sourceRef);
+    const refs = [
+      `record ->> 'version' = ${r}`,
+      `record -> 'git' ->> 'requestedRef' = ${r}`,
+      `record -> 'git' ->> 'resolvedRef' = ${r}`,
+      `record -> 'git' ->> 'resolvedTag' = ${r}`,
+    ];
+    // A commit prefix counts from 7 characters (list.ts `matches`).
+    if (q.sourceRef.length >= 7) refs.push(`starts_with(record -> 'git' ->> 'commitSha', ${r})`);
+    w.add(`(${refs.join(' OR ')})`);
+  }
+  if (q.exampleIdContains !== undefined)
+    w.add(`strpos(coalesce(example_id, ''), ${w.param(q.exampleIdContains)}) > 0`);
+  if (q.createdFrom !== undefined) w.add(`created_at >= ${w.param(q.createdFrom)}`);
+  if (q.createdTo !== undefined) w.add(`created_at <= ${w.param(q.createdTo)}`);
+  if (q.completedFrom !== undefined || q.completedTo !== undefined) w.add('completed_at IS NOT NULL');
+  if (q.completedFrom !== undefined) w.add(`completed_at >= ${w.param(q.completedFrom)}`);
+  if (q.completedTo !== undefined) w.add(`completed_at <= ${w.param(q.completedTo)}`);
+  if (q.experiments === false) w.add('batch_id IS NULL');
+  if (q.createdAfterExclusive !== undefined) w.add(`created_at > ${w.param(q.createdAfterExclusive)}`);
+  if (q.sampleRate !== undefined) w.add(`sample_rank < ${w.param(q.sampleRate)}`);
+  if (q.hasReview === true) w.add(HAS_REVIEW);
+  if (q.hasReview === false) w.add(`NOT (${HAS_REVIEW})`);
+  if (q.hasCorrections !== undefined)
+    w.add(
+      `coalesce((${REVIEW} ->> 'hasCorrections')::boolean, false) = ${w.param(q.hasCorrections)}::boolean`,
+    );
+  if (q.reviewStatuses)
+    w.add(`${HAS_REVIEW} AND ${REVIEW} ->> 'status' = ANY(${w.param(q.reviewStatuses)}::text[])`);
+  if (q.reviewVerdicts)
+    w.add(
+      `${HAS_REVIEW} AND coalesce(${REVIEW} ->> 'verdict', 'nit') = ANY(${w.param(q.reviewVerdicts)}::text[])`,
+    );
+  if (q.reviewNoteContains !== undefined)
+    w.add(`strpos(lower(coalesce(${REVIEW} ->> 'note', '')), lower(${w.param(q.reviewNoteContains)})) > 0`);
+  for (const [range, field] of [
+    [q.reviewCreated, 'createdAt'],
+    [q.reviewUpdated, 'updatedAt'],
+    [q.reviewClosed, 'closedAt'],
+  ] as const) {
+    if (!range || (range[0] === undefined && range[1] === undefined)) continue;
+    const value = `(${REVIEW} ->> '${field}')::numeric`;
+    w.add(`${HAS_REVIEW} AND ${value} IS NOT NULL`);
+    if (range[0] !== undefined) w.add(`${value} >= ${w.param(range[0])}`);
+    if (range[1] !== undefined) w.add(`${value} <= ${w.param(range[1])}`);
+  }
+}
+
+/** The run list query (exported for the EXPLAIN test): SQL text and its parameters. */
+export function listQuery(q: RunListQuery): { text: string; values: unknown[] } {
+  const cursor = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined;
+  const key = q.sort === 'completedAt' ? 'completed_at' : 'created_at';
+  const dir = q.order === 'desc' ? 'DESC' : 'ASC';
+  const w = new Where();
+  addFilters(w, q);
+  if (q.sort === 'completedAt') w.add('completed_at IS NOT NULL');
+  if (cursor)
+    w.add(
+      `(${key}, id) ${q.order === 'desc' ? '<' : '>'} (${w.param(cursor.sortKey)}::bigint, ${w.param(cursor.id)}::text)`,
+    );
+  const offset = cursor ? 0 : Math.max(0, q.offset ?? 0);
+  // One row past the page says whether a next page exists.
+  const text =
+    `SELECT record FROM runs WHERE ${w} ORDER BY ${key} ${dir}, id ${dir} ` +
+    `LIMIT ${w.param(q.limit + 1)}${offset > 0 ? ` OFFSET ${w.param(offset)}` : ''}`;
+  return { text, values: w.values };
+}
+
+export class PgRunStore implements RunStore {
+  constructor(private readonly db: PgDatabase) {}
+
+  async get(id: string): Promise<RunRecord | undefined> {
+    const { rows } = await this.db.query<{ record: RunRecord }>('SELECT record FROM runs WHERE id = $1', [
+      id,
+    ]);
+    return rows[0]?.record;
+  }
+
+  async getDetail(id: string): Promise<RunDetail | undefined> {
+    const { rows } = await this.db.query<{ detail: RunDetail }>(
+      'SELECT detail FROM run_details WHERE run_id = $1',
+      [id],
+    );
+    return rows[0]?.detail;
+  }
+
+  create(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      const names = ['id', ...COLUMN_NAMES];
+      await tx.query(
+        `INSERT INTO runs (${names.join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})`,
+        [run.id, ...columns(run)],
+      );
+      await tx.query('INSERT INTO run_details (run_id, detail) VALUES ($1, $2)', [run.id, detail]);
+      if (events.length > 0) await insertEvents(tx, run.id, events);
+    });
+  }
+
+  update(_previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void> {
+    // The indexes follow the columns, so unlike LMDB nothing depends on `previous`.
+    if (!detail) return writeRunRecord(this.db, next);
+    return this.db.transaction(async (tx) => {
+      await writeRunRecord(tx, next);
+      await tx.query(
+        `INSERT INTO run_details (run_id, detail) VALUES ($1, $2)
+         ON CONFLICT (run_id) DO UPDATE SET detail = excluded.detail`,
+        [next.id, detail],
+      );
+    });
+  }
+
+  async appendEvent(runId: string, event: RunEvent): Promise<void> {
+    await insertEvents(this.db, runId, [event]);
+  }
+
+  async events(runId: string): Promise<RunEvent[]> {
+    const { rows } = await this.db.query<{ event: RunEvent }>(
+      'SELECT event FROM run_events WHERE run_id = $1 ORDER BY seq',
+      [runId],
+    );
+    return rows.map((r) => r.event);
+  }
+
+  async lastEventSeq(runId: string): Promise<number> {
+    const { rows } = await this.db.query<{ seq: number | null }>(
+      'SELECT max(seq) AS seq FROM run_events WHERE run_id = $1',
+      [runId],
+    );
+    return rows[0]?.seq ?? 0;
+  }
+
+  async unfinished(): Promise<RunRecord[]> {
+    // The predicate matches the partial index runs_unfinished, so this reads only those rows.
+    const { rows } = await this.db.query<{ record: RunRecord }>(
+      `SELECT record FROM runs WHERE status IN (${UNFINISHED.map((s) => `'${s}'`).join(', ')})
+       ORDER BY created_at, id`,
+    );
+    return rows.map((r) => r.record);
+  }
+
+  async list(q: RunListQuery): Promise<RunListPage> {
+    const { text, values } = listQuery(q);
+    const { rows } = await this.db.query<{ record: RunRecord }>(text, values);
+    const runs = rows.slice(0, q.limit).map((r) => r.record);
+    const last = runs[runs.length - 1];
+    const sortOf = (r: RunRecord) => (q.sort === 'completedAt' ? (r.completedAt ?? 0) : r.createdAt);
+    return {
+      runs,
+      nextCursor: rows.length > q.limit && last ? encodeCursor(sortOf(last), last.id) : null,
+    };
+  }
+}
+
+/** Inserts events, replacing one of the same seq (as LMDB's put does). */
+async function insertEvents(q: Queryable, runId: string, events: RunEvent[]): Promise<void> {
+  await q.query(
+    `INSERT INTO run_events (run_id, seq, event)
+     SELECT $1, (e ->> 'seq')::integer, e FROM jsonb_array_elements($2::jsonb) AS e
+     ON CONFLICT (run_id, seq) DO UPDATE SET event = excluded.event`,
+    [runId, JSON.stringify(dedupeBySeq(events))],
+  );
+}
+
+/** The last event of each seq (one INSERT … ON CONFLICT cannot touch a row twice). */
+function dedupeBySeq(events: RunEvent[]): RunEvent[] {
+  return [...new Map(events.map((e) => [e.seq, e])).values()];
+}

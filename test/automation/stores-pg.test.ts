@@ -7,10 +7,20 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { migrate } from '../../src/automation/pg/migrations.js';
 import { PgDatabase } from '../../src/automation/pg/pool.js';
-import { listQuery, PgRunStore } from '../../src/automation/pg/stores/runs.js';
+import type { AutomationStores } from '../../src/automation/stores.js';
+import { openPgStores } from '../../src/automation/pg/stores/index.js';
+import { listQuery } from '../../src/automation/pg/stores/runs.js';
 import type { RunListQuery } from '../../src/automation/runs/list.js';
 import { postgresSkip, startPostgres, type PostgresServer } from '../helpers/postgres.js';
+import { automationStoreContract } from './contracts/automation-store.contract.js';
+import { blobStoreContract } from './contracts/blob-store.contract.js';
+import { evaluatorConfigStoreContract } from './contracts/evaluator-config-store.contract.js';
+import { exampleStoreContract } from './contracts/example-store.contract.js';
+import { experimentStoreContract } from './contracts/experiment-store.contract.js';
+import { fileStoreContract } from './contracts/file-store.contract.js';
+import { reviewStoreContract } from './contracts/review-store.contract.js';
 import { runStoreContract } from './contracts/run-store.contract.js';
+import { scoreStoreContract } from './contracts/score-store.contract.js';
 
 let server: PostgresServer | undefined;
 let starting: Promise<PostgresServer> | undefined;
@@ -29,19 +39,57 @@ async function openDb(): Promise<{ db: PgDatabase; close: () => Promise<void> }>
   return { db, close: () => db.close() };
 }
 
-/** A contract factory: the store `build` makes on a fresh database. */
-const onPg =
-  <S>(build: (db: PgDatabase) => S) =>
-  async () => {
-    const t = await openDb();
-    return { store: build(t.db), close: t.close };
-  };
+/** The stores of a fresh database (openPgStores, as the service gets them) and its close. */
+async function openStores() {
+  const t = await openDb();
+  // Small chunks, so the blob contract's contents span several.
+  return { ...openPgStores(t.db, { blobChunkBytes: 1024 }), close: t.close };
+}
 
 describe('PostgreSQL stores', { skip: postgresSkip }, () => {
+  /** A contract factory: the store `pick` takes from a fresh database's stores. */
+  const one =
+    <S>(pick: (s: AutomationStores) => S) =>
+    async () => {
+      const s = await openStores();
+      return { store: pick(s), close: s.close };
+    };
   runStoreContract(
     'PostgreSQL',
-    onPg((db) => new PgRunStore(db)),
+    one((s) => s.runs),
   );
+  scoreStoreContract(
+    'PostgreSQL',
+    one((s) => s.scores),
+  );
+  experimentStoreContract(
+    'PostgreSQL',
+    one((s) => s.experiments),
+  );
+  evaluatorConfigStoreContract(
+    'PostgreSQL',
+    one((s) => s.evaluatorConfigs),
+  );
+  automationStoreContract(
+    'PostgreSQL',
+    one((s) => s.automations),
+  );
+  blobStoreContract(
+    'PostgreSQL',
+    one((s) => s.blobs),
+  );
+  fileStoreContract(
+    'PostgreSQL',
+    one((s) => s.files),
+  );
+  reviewStoreContract('PostgreSQL', async () => {
+    const s = await openStores();
+    return { store: s.reviews, runs: s.runs, close: s.close };
+  });
+  exampleStoreContract('PostgreSQL', async () => {
+    const s = await openStores();
+    return { store: s.examples, blobs: s.blobs, close: s.close };
+  });
 
   describe('run list queries', () => {
     let t: Awaited<ReturnType<typeof openDb>>;

@@ -80,6 +80,25 @@ export interface FileStore {
   removeExpiredUploads(now: number): Promise<number>;
 }
 
+/** The record of a new file of `blob`'s content, created now (every FileStore makes them so). */
+export function fileRecord(
+  tenant: string,
+  id: string,
+  blob: { sha256: string; size: number },
+  meta: FileMeta,
+): FileRecord {
+  return {
+    id,
+    tenant,
+    filename: meta.filename,
+    contentType: meta.contentType,
+    size: blob.size,
+    sha256: blob.sha256,
+    purpose: meta.purpose,
+    createdAt: new Date().toISOString(),
+  };
+}
+
 type Blobs = { refs: Database<number, string>; drop: string[] };
 
 /** One more reference to a blob, inside a transaction. */
@@ -118,16 +137,7 @@ export class LmdbFileStore implements FileStore {
   }
 
   private newFile(tenant: string, id: string, blob: { sha256: string; size: number }, meta: FileMeta) {
-    const record: FileRecord = {
-      id,
-      tenant,
-      filename: meta.filename,
-      contentType: meta.contentType,
-      size: blob.size,
-      sha256: blob.sha256,
-      purpose: meta.purpose,
-      createdAt: new Date().toISOString(),
-    };
+    const record = fileRecord(tenant, id, blob, meta);
     this.db.files.putSync(record.id, record);
     return record;
   }

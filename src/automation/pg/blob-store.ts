@@ -128,7 +128,7 @@ export class PgBlobStore implements BlobStore {
             fetching = false;
             const data = result.rows[0]?.data;
             if (!data || data.length !== length) {
-              // Deleted while being read.
+              // Deleted and swept while being read.
               this.destroy(new CodedError('not_found', `blob ${sha256} was deleted while it was read`));
               return;
             }
@@ -150,18 +150,28 @@ export class PgBlobStore implements BlobStore {
     return copyFromRead(this, sha256, path);
   }
 
+  /**
+   * The content is gone for stat, read and copyTo at once, and its hash is free for a new write;
+   * its chunks stay for reads opened before (as an unlinked file stays for open descriptors, the
+   * BlobStore contract) until removeAbandoned sweeps them.
+   */
   async delete(sha256: string): Promise<void> {
-    // The chunks go with the row (ON DELETE CASCADE).
-    await this.db.query('DELETE FROM blobs WHERE sha256 = $1', [sha256]);
+    await this.db.query(
+      "UPDATE blobs SET sha256 = NULL, state = 'deleted', deleted_at = now() WHERE sha256 = $1",
+      [sha256],
+    );
   }
 
   /**
    * Removes blobs left half-written by a node that stopped mid-write (or lost the database),
-   * started more than `olderThanMs` ago; their count.
+   * started more than `olderThanMs` ago, and blobs deleted more than `olderThanMs` ago (a read
+   * still going then fails as deleted); their count. The chunks go with the rows (ON DELETE
+   * CASCADE).
    */
   async removeAbandoned(olderThanMs: number): Promise<number> {
     const { rowCount } = await this.db.query(
-      "DELETE FROM blobs WHERE state = 'writing' AND created_at < now() - make_interval(secs => $1)",
+      `DELETE FROM blobs WHERE (state = 'writing' AND created_at < now() - make_interval(secs => $1))
+         OR (state = 'deleted' AND deleted_at <= now() - make_interval(secs => $1))`,
       [olderThanMs / 1000],
     );
     return rowCount ?? 0;

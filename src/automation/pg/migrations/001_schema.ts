@@ -126,6 +126,8 @@ CREATE TABLE reviews (
 
 -- Content-addressed blobs in chunks (blob-store.ts). A blob being written has no sha256 yet
 -- (state 'writing'); it gets its hash when complete, unless the same content is already there.
+-- A deleted blob gives its hash up (state 'deleted', deleted_at) and keeps its chunks for the
+-- reads opened before, until removeAbandoned sweeps it.
 -- Chunks are stored uncompressed out of line (STORAGE EXTERNAL): ranges read only the pages
 -- they need, and uploads are mostly compressed formats already.
 CREATE TABLE blobs (
@@ -133,10 +135,12 @@ CREATE TABLE blobs (
   sha256 text UNIQUE,
   size bigint NOT NULL DEFAULT 0,
   chunk_size integer NOT NULL,
-  state text NOT NULL CHECK (state IN ('writing', 'ready')),
-  created_at timestamptz NOT NULL DEFAULT now()
+  state text NOT NULL CHECK (state IN ('writing', 'ready', 'deleted')),
+  created_at timestamptz NOT NULL DEFAULT now(),
+  deleted_at timestamptz
 );
 CREATE INDEX blobs_writing ON blobs (created_at) WHERE state = 'writing';
+CREATE INDEX blobs_deleted ON blobs (deleted_at) WHERE state = 'deleted';
 
 CREATE TABLE blob_chunks (
   blob_id bigint NOT NULL REFERENCES blobs (id) ON DELETE CASCADE,

@@ -14,9 +14,14 @@ import type { PgDatabase, Queryable } from '../pool.js';
 
 const UNFINISHED = ['created', 'pending', 'running', 'waiting', 'finalizing'];
 
-/** The row's columns other than id and the queue's, in the order `SET_COLUMNS` names them. */
+/**
+ * The row's id and columns other than the queue's, in the order COLUMN_NAMES names them. The
+ * record is serialised here, when the caller hands it over: a caller may change its object
+ * while the statement waits for a connection.
+ */
 function columns(run: RunRecord): unknown[] {
   return [
+    run.id,
     run.tenant,
     run.automationId,
     run.type,
@@ -28,11 +33,12 @@ function columns(run: RunRecord): unknown[] {
     run.createdAt,
     run.completedAt,
     run.sampleRank,
-    run,
+    JSON.stringify(run),
   ];
 }
 
 const COLUMN_NAMES = [
+  'id',
   'tenant',
   'automation_id',
   'type',
@@ -47,12 +53,18 @@ const COLUMN_NAMES = [
   'record',
 ];
 
-/** `UPDATE runs SET …` of every record column, parameters from $2 (id is $1). */
-const SET_COLUMNS = COLUMN_NAMES.map((c, i) => `${c} = $${i + 2}`).join(', ');
+/** `UPDATE runs SET …` of every record column; id is $1. */
+const SET_COLUMNS = COLUMN_NAMES.slice(1)
+  .map((c, i) => `${c} = $${i + 2}`)
+  .join(', ');
 
-/** Replaces the run's record columns (not its queue columns); in `q`'s transaction when given. */
-export async function writeRunRecord(q: Queryable, run: RunRecord): Promise<void> {
-  await q.query(`UPDATE runs SET ${SET_COLUMNS} WHERE id = $1`, [run.id, ...columns(run)]);
+/**
+ * A statement that replaces the run's record columns (never its queue columns), made when
+ * called; run it with `q` (a transaction's client or the pool).
+ */
+export function runRecordWriter(run: RunRecord): (q: Queryable) => Promise<unknown> {
+  const values = columns(run);
+  return (q) => q.query(`UPDATE runs SET ${SET_COLUMNS} WHERE id = $1`, values);
 }
 
 /** A WHERE clause under construction: conditions joined by AND, values numbered in order. */
@@ -183,32 +195,39 @@ export class PgRunStore implements RunStore {
   }
 
   create(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
+    const values = columns(run);
+    const detailJson = JSON.stringify(detail);
+    const eventsJson = eventsParam(events);
     return this.db.transaction(async (tx) => {
-      const names = ['id', ...COLUMN_NAMES];
       await tx.query(
-        `INSERT INTO runs (${names.join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})`,
-        [run.id, ...columns(run)],
+        `INSERT INTO runs (${COLUMN_NAMES.join(', ')}) VALUES (${COLUMN_NAMES.map((_, i) => `$${i + 1}`).join(', ')})`,
+        values,
       );
-      await tx.query('INSERT INTO run_details (run_id, detail) VALUES ($1, $2)', [run.id, detail]);
-      if (events.length > 0) await insertEvents(tx, run.id, events);
+      await tx.query('INSERT INTO run_details (run_id, detail) VALUES ($1, $2)', [run.id, detailJson]);
+      if (events.length > 0) await insertEvents(tx, run.id, eventsJson);
     });
   }
 
-  update(_previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void> {
+  async update(_previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void> {
     // The indexes follow the columns, so unlike LMDB nothing depends on `previous`.
-    if (!detail) return writeRunRecord(this.db, next);
-    return this.db.transaction(async (tx) => {
-      await writeRunRecord(tx, next);
+    const write = runRecordWriter(next);
+    if (!detail) {
+      await write(this.db);
+      return;
+    }
+    const detailJson = JSON.stringify(detail);
+    await this.db.transaction(async (tx) => {
+      await write(tx);
       await tx.query(
         `INSERT INTO run_details (run_id, detail) VALUES ($1, $2)
          ON CONFLICT (run_id) DO UPDATE SET detail = excluded.detail`,
-        [next.id, detail],
+        [next.id, detailJson],
       );
     });
   }
 
   async appendEvent(runId: string, event: RunEvent): Promise<void> {
-    await insertEvents(this.db, runId, [event]);
+    await insertEvents(this.db, runId, eventsParam([event]));
   }
 
   async events(runId: string): Promise<RunEvent[]> {
@@ -249,17 +268,17 @@ export class PgRunStore implements RunStore {
   }
 }
 
-/** Inserts events, replacing one of the same seq (as LMDB's put does). */
-async function insertEvents(q: Queryable, runId: string, events: RunEvent[]): Promise<void> {
+/** Events as one jsonb array, the last of each seq (one INSERT … ON CONFLICT cannot touch a row twice). */
+function eventsParam(events: RunEvent[]): string {
+  return JSON.stringify([...new Map(events.map((e) => [e.seq, e])).values()]);
+}
+
+/** Inserts events (from eventsParam), replacing one of the same seq (as LMDB's put does). */
+async function insertEvents(q: Queryable, runId: string, events: string): Promise<void> {
   await q.query(
     `INSERT INTO run_events (run_id, seq, event)
      SELECT $1, (e ->> 'seq')::integer, e FROM jsonb_array_elements($2::jsonb) AS e
      ON CONFLICT (run_id, seq) DO UPDATE SET event = excluded.event`,
-    [runId, JSON.stringify(dedupeBySeq(events))],
+    [runId, events],
   );
-}
-
-/** The last event of each seq (one INSERT … ON CONFLICT cannot touch a row twice). */
-function dedupeBySeq(events: RunEvent[]): RunEvent[] {
-  return [...new Map(events.map((e) => [e.seq, e])).values()];
 }

@@ -1,0 +1,94 @@
+// The registry's records in PostgreSQL: automations, their aliases and versions (replaced
+// together in one transaction), and the service's shared secrets in `meta`. Not tenant-scoped:
+// the registry is the service's.
+
+import type { AutomationStore } from '../../registry/store.js';
+import { versionSortKey } from '../../registry/store.js';
+import type { AutomationRecord, VersionRecord } from '../../registry/service.js';
+import type { PgDatabase } from '../pool.js';
+import { validTime } from './experiments.js';
+
+/** Secrets live in `meta` under this prefix, base64 in a jsonb string. */
+const secretKey = (name: string) => `secret/${name}`;
+
+export class PgAutomationStore implements AutomationStore {
+  constructor(private readonly db: PgDatabase) {}
+
+  async get(id: string): Promise<AutomationRecord | undefined> {
+    const { rows } = await this.db.query<{ record: AutomationRecord }>(
+      'SELECT record FROM automations WHERE id = $1',
+      [id],
+    );
+    return rows[0]?.record;
+  }
+
+  async idOfAlias(alias: string): Promise<string | undefined> {
+    const { rows } = await this.db.query<{ automation_id: string }>(
+      'SELECT automation_id FROM automation_aliases WHERE alias = $1',
+      [alias],
+    );
+    return rows[0]?.automation_id;
+  }
+
+  async list(): Promise<AutomationRecord[]> {
+    const { rows } = await this.db.query<{ record: AutomationRecord }>('SELECT record FROM automations');
+    return rows.map((r) => r.record);
+  }
+
+  async versions(automationId: string): Promise<VersionRecord[]> {
+    const { rows } = await this.db.query<{ record: VersionRecord }>(
+      'SELECT record FROM automation_versions WHERE automation_id = $1 ORDER BY sort_key DESC',
+      [automationId],
+    );
+    return rows.map((r) => r.record);
+  }
+
+  async save(record: AutomationRecord, alias: string, versions: readonly VersionRecord[]): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO automations (id, type, slug, status, updated_at, record) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (id) DO UPDATE SET type = excluded.type, slug = excluded.slug,
+           status = excluded.status, updated_at = excluded.updated_at, record = excluded.record`,
+        [
+          record.id,
+          record.type,
+          record.slug,
+          record.status,
+          validTime(record.updatedAt),
+          JSON.stringify(record),
+        ],
+      );
+      await tx.query(
+        `INSERT INTO automation_aliases (alias, automation_id) VALUES ($1, $2)
+         ON CONFLICT (alias) DO UPDATE SET automation_id = excluded.automation_id`,
+        [alias, record.id],
+      );
+      await tx.query('DELETE FROM automation_versions WHERE automation_id = $1', [record.id]);
+      // The same sort key twice: the later version wins, as LMDB's put does.
+      const byKey = new Map(versions.map((v) => [versionSortKey(v.version), v]));
+      if (byKey.size > 0)
+        await tx.query(
+          `INSERT INTO automation_versions (automation_id, sort_key, version, commit_sha, record)
+           SELECT $1, k, e ->> 'version', coalesce(e ->> 'commit', ''), e
+           FROM unnest($2::text[], $3::jsonb[]) AS v (k, e)`,
+          [record.id, [...byKey.keys()], [...byKey.values()].map((v) => JSON.stringify(v))],
+        );
+    });
+  }
+
+  async secret(name: string, make: () => Buffer): Promise<Buffer> {
+    const key = secretKey(name);
+    const read = async () => {
+      const { rows } = await this.db.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key]);
+      return rows[0] && Buffer.from(rows[0].value, 'base64');
+    };
+    const stored = await read();
+    if (stored) return stored;
+    // Of racing callers (on any node) only the first insert is kept; everyone reads that one.
+    await this.db.query(
+      'INSERT INTO meta (key, value) VALUES ($1, to_jsonb($2::text)) ON CONFLICT DO NOTHING',
+      [key, make().toString('base64')],
+    );
+    return (await read())!;
+  }
+}

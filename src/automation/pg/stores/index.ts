@@ -1,0 +1,40 @@
+// Every automation store on one PostgreSQL database: the same shape as openLmdbStores
+// (src/automation/stores.ts), so the service is wired the same whichever answers.
+
+import type { AutomationStores } from '../../stores.js';
+import { PgBlobStore } from '../blob-store.js';
+import type { PgDatabase } from '../pool.js';
+import { PgAutomationStore } from './automations.js';
+import { PgExampleStore } from './examples.js';
+import { PgEvaluatorConfigStore, PgExperimentStore } from './experiments.js';
+import { PgFileStore } from './files.js';
+import { PgReviewStore } from './reviews.js';
+import { PgRunStore } from './runs.js';
+import { PgScoreStore } from './scores.js';
+
+export { PgAutomationStore, PgExampleStore, PgEvaluatorConfigStore, PgExperimentStore };
+export { PgFileStore, PgReviewStore, PgRunStore, PgScoreStore };
+
+/**
+ * The stores on `db`, whose schema is migrated (migrations.ts). `close` ends `db`'s pool, as
+ * the LMDB stores' close closes their environment: close the run queue, which shares the pool,
+ * first.
+ */
+export function openPgStores(db: PgDatabase, options: { blobChunkBytes?: number } = {}): AutomationStores {
+  const blobs = new PgBlobStore(
+    db,
+    options.blobChunkBytes === undefined ? {} : { chunkBytes: options.blobChunkBytes },
+  );
+  return {
+    automations: new PgAutomationStore(db),
+    runs: new PgRunStore(db),
+    scores: new PgScoreStore(db),
+    files: new PgFileStore(db, blobs),
+    examples: new PgExampleStore(db, blobs),
+    experiments: new PgExperimentStore(db),
+    evaluatorConfigs: new PgEvaluatorConfigStore(db),
+    reviews: new PgReviewStore(db),
+    blobs,
+    close: () => db.close(),
+  };
+}

@@ -10,12 +10,7 @@ import { migrate } from './migrations.js';
 import { openPgDatabase, type PgDatabase } from './pool.js';
 import { PgRunQueue } from './run-queue.js';
 
-// The PostgreSQL store classes come from src/automation/pg/stores/ (built separately); until
-// `openPgStores` is there this stand-in stops a PostgreSQL start with a clear message. Replace it
-// with: import { openPgStores } from './stores/index.js';
-function openPgStores(_db: PgDatabase): AutomationStores {
-  throw new Error('the PostgreSQL stores (src/automation/pg/stores/index.ts) are not built yet');
-}
+import { openPgStores } from './stores/index.js';
 
 export interface PgBackend {
   db: PgDatabase;

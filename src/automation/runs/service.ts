@@ -820,8 +820,13 @@ export class RunService {
         metadata: { previousNode: claim.previousNode, node: queue.nodeId, attempt: claim.attempt },
       });
     }
-    let executed!: () => void;
-    active.executed = new Promise<void>((resolve) => (executed = resolve));
+    // Claiming goes on while the run executes.
+    active.executed = this.execute(active, claim);
+  }
+
+  private async execute(active: ActiveRun, claim: QueueClaim): Promise<void> {
+    const id = claim.runId;
+    const { record, detail } = active;
     try {
       if (claim.cancelRequested || this.cancelAsked.delete(id)) {
         active.record = {
@@ -855,8 +860,6 @@ export class RunService {
             ? err
             : new RunFailure('version_unavailable', `cannot prepare the run: ${(err as Error).message}`),
       });
-    } finally {
-      executed();
     }
   }
 

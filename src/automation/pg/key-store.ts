@@ -11,7 +11,9 @@ import { Client } from 'pg';
 import { checkScopes } from '../../core/auth/scopes.js';
 import type { CreatedKey, KeyRecord } from '../../core/auth/key-store.js';
 import type { Authenticator, Principal } from '../../core/auth/types.js';
-import { mapDatabaseError, type PgDatabase } from './pool.js';
+import type { DatabaseSettings } from '../settings.js';
+import { migrate } from './migrations.js';
+import { mapDatabaseError, openPgDatabase, type PgDatabase } from './pool.js';
 
 const CHANNEL = 'sluice_api_keys';
 const TOKEN = /^sk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
@@ -186,6 +188,27 @@ export class PgKeyStore implements Authenticator {
     }, 1000);
     this.reconnect.unref();
   }
+}
+
+/**
+ * The database's key table for `sluice keys` (AUTOMATION_DATABASE_URL set): the schema is brought
+ * up to date first; nothing is loaded or listened to. close() also closes the pool.
+ */
+export async function openPgKeyAdmin(settings: DatabaseSettings): Promise<PgKeyStore> {
+  const db = openPgDatabase(settings, { applicationName: 'sluice-keys' });
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  const store = new PgKeyStore(db);
+  const close = store.close.bind(store);
+  store.close = async () => {
+    await close();
+    await db.close();
+  };
+  return store;
 }
 
 /** Keys from the database first, then `fallback` (this node's own keys and SLUICE_ADMIN_TOKEN). */

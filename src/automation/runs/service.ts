@@ -531,7 +531,7 @@ export class RunService {
     const ms = Math.max(at !== undefined ? Date.parse(at) : Date.now(), active.lastEventMs);
     active.lastEventMs = ms;
     const event: RunEvent = { seq: ++active.seq, type, timestamp: new Date(ms).toISOString(), ...extra };
-    active.writes.push(this.store.appendEvent(active.record.id, event));
+    track(active, this.store.appendEvent(active.record.id, event));
   }
 
   private onMessage(active: ActiveRun, msg: WorkerMessage): void {
@@ -541,7 +541,7 @@ export class RunService {
       case 'started': {
         const previous = active.record;
         active.record = { ...previous, status: 'running', startedAt: Date.parse(msg.at) };
-        active.writes.push(this.store.update(previous, active.record));
+        track(active, this.store.update(previous, active.record));
         this.event(active, 'run.started', { status: 'running' }, msg.at);
         break;
       }
@@ -629,7 +629,8 @@ export class RunService {
       outcome.kind === 'completed'
         ? await this.outputValid(active.record.id, active.detail.manifest, outcome.output)
         : null;
-    const previousStored = (await this.store.get(active.record.id)) ?? active.record;
+    // Read again below before the final write; a failure here (the database is down) is not one.
+    const previousStored = (await this.store.get(active.record.id).catch(() => undefined)) ?? active.record;
     const status: RunStatus = outcome.kind;
     const next: RunRecord = {
       ...active.record,
@@ -664,19 +665,26 @@ export class RunService {
       }
     }
     this.event(active, type, extra);
-    try {
-      await Promise.all(active.writes);
-      // Writes above may have committed an older copy; the final one is read back from what
-      // is stored now so index entries move from the state that is really there.
-      await this.store.update((await this.store.get(next.id)) ?? previousStored, next, active.detail);
-    } catch (err) {
-      this.options.log.error({ err, runId: next.id }, 'cannot store the end of a run');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (attempt === 0) await Promise.all(active.writes);
+        // Writes above may have committed an older copy; the final one is read back from what
+        // is stored now so index entries move from the state that is really there.
+        await this.store.update((await this.store.get(next.id)) ?? previousStored, next, active.detail);
+        if (this.queue) await this.queue.complete(next.id, status);
+        break;
+      } catch (err) {
+        // With the queue, an outage of the database is waited out (the lease is renewed again
+        // once it is back) and the end recorded then; a node that lost the lease meanwhile
+        // gives up, and the node that takes the run over runs it again.
+        if (this.queue && unavailable(err) && !active.abandoned && !this.closing) {
+          await new Promise<void>((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+          continue;
+        }
+        this.options.log.error({ err, runId: next.id }, 'cannot store the end of a run');
+        break;
+      }
     }
-    if (this.queue)
-      await this.queue.complete(next.id, status).catch((err: unknown) => {
-        // The lease then expires and another node runs it again (docs/deployment.md).
-        this.options.log.error({ err, runId: next.id }, 'cannot mark a run done in the queue');
-      });
     this.active.delete(next.id);
     const waiting = this.waiters.get(next.id);
     if (waiting) {
@@ -813,7 +821,7 @@ export class RunService {
         output: null,
         files: previous.files.filter((f) => f.role === 'input'),
       };
-      active.writes.push(this.store.update(previous, active.record));
+      track(active, this.store.update(previous, active.record));
       this.event(active, 'run.taken_over', {
         status: 'pending',
         message: `the lease of node ${claim.previousNode ?? 'unknown'} expired; run again on node ${queue.nodeId}`,
@@ -891,7 +899,7 @@ export class RunService {
     if (active.record.cancelRequestedAt === null) {
       const previous = active.record;
       active.record = { ...previous, cancelRequestedAt: Date.now() };
-      active.writes.push(this.store.update(previous, active.record));
+      track(active, this.store.update(previous, active.record));
       this.event(active, 'run.cancel_requested', { status: active.record.status });
       active.handle?.cancel('cancel requested');
     }
@@ -1098,4 +1106,18 @@ export class RunService {
 function persistenceError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   return new ApiError(500, 'persistence_error', `the run could not be stored: ${(err as Error).message}`);
+}
+
+/** The database could not be reached (the PostgreSQL adapter's 503 `database_unavailable`). */
+function unavailable(err: unknown): boolean {
+  return err instanceof ApiError && err.code === 'database_unavailable';
+}
+
+/**
+ * A write of a live run, awaited together with the others when the run ends; marked handled now,
+ * so one that fails meanwhile (the database is down) is not an unhandled rejection.
+ */
+function track(active: ActiveRun, write: Promise<unknown>): void {
+  write.catch(() => undefined);
+  active.writes.push(write);
 }

@@ -281,21 +281,57 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
       await waitUntil(`run ${h} completed`, async () => (await status(a, h)) === 'completed');
   });
 
-  test('(e) PostgreSQL stopped: 503 database_unavailable, then requests succeed without a restart', async () => {
+  test('(e) PostgreSQL stopped under load: 503 database_unavailable, then success without a restart', async () => {
+    const open = gate();
+    writeFileSync(open, '');
+    // Four clients (two per node) start runs and read them and the list, until told to stop.
+    const seen: { node: string; status: number; body: any; at: 'up' | 'down' | 'back' }[] = [];
+    const started: string[] = [];
+    let phase: 'up' | 'down' | 'back' = 'up';
+    let stop = false;
+    const client = async (node: Node) => {
+      while (!stop) {
+        const at = phase;
+        const r = await api(node, 'POST', '/runs', { target: GATED, input: { gate: open, text: 'load' } });
+        seen.push({ node: node.name, status: r.status, body: r.body, at });
+        if (r.status === 201) {
+          started.push(r.body.id as string);
+          const one = await api(node, 'GET', `/runs/${r.body.id}`);
+          seen.push({ node: node.name, status: one.status, body: one.body, at });
+        }
+        const list = await api(node, 'GET', '/runs?limit=5');
+        seen.push({ node: node.name, status: list.status, body: list.body, at });
+      }
+    };
+    const clients = [client(a), client(b), client(a), client(b)];
+    const count = (at: string, ok: (s: number) => boolean, node?: string) =>
+      seen.filter((x) => x.at === at && ok(x.status) && (!node || x.node === node)).length;
+    await waitUntil('requests succeeding', () => count('up', (s) => s < 300) >= 8);
+    phase = 'down';
     await server.shutdown();
-    const down = await api(a, 'GET', '/runs?limit=5');
-    assert.equal(down.status, 503);
-    assert.equal(down.body.issues[0].code, 'database_unavailable', JSON.stringify(down.body));
-    assert.match(down.body.issues[0].message, /PostgreSQL/);
-    const start503 = await api(b, 'POST', '/runs', { target: GATED, input: { gate: 'x', text: 'x' } });
-    assert.equal(start503.status, 503, JSON.stringify(start503.body));
+    await waitUntil('503s from both nodes', () =>
+      ['a', 'b'].every((n) => count('down', (s) => s === 503, n) >= 2),
+    );
     await server.start();
-    await waitUntil('A answers again', async () => (await api(a, 'GET', '/runs?limit=5')).status === 200);
-    const g = gate();
-    writeFileSync(g, '');
+    phase = 'back';
+    await waitUntil('both nodes succeed again', () =>
+      ['a', 'b'].every((n) => count('back', (s) => s < 300, n) >= 4),
+    );
+    stop = true;
+    await Promise.all(clients);
+    for (const x of seen) {
+      assert.ok([200, 201, 503].includes(x.status), JSON.stringify(x));
+      if (x.status === 503) {
+        assert.equal(x.body.issues[0].code, 'database_unavailable', JSON.stringify(x.body));
+        assert.match(x.body.issues[0].message, /PostgreSQL/);
+      }
+    }
+    // Every run that was accepted finishes; none is lost.
+    for (const id of started)
+      await waitUntil(`run ${id} completed`, async () => (await status(a, id)) === 'completed');
     const r = await api(b, 'POST', '/runs?wait_for_completion=60', {
       target: GATED,
-      input: { gate: g, text: 'after' },
+      input: { gate: open, text: 'after' },
     });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body.output, { text: 'after' });

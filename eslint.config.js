@@ -63,8 +63,10 @@ export const CONSOLE_NO_HTML = [
   },
 ];
 
+// Anchored on the import's start, so a relative path through a folder of the same name (the
+// automation service's ./pg/ adapter) is not taken for the library.
 const restriction = (b) => ({
-  group: [b.module, `${b.module}/*`],
+  regex: `^${b.module.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(/.*)?$`,
   message: `${b.module} is imported only in ${b.allowed.join(', ')}; use ${b.use}.`,
 });
 

@@ -27,6 +27,8 @@ ${Object.entries(SCOPES)
   .join('\n')}
   keys list           list keys (never their secrets)
   keys revoke <id>    revoke a key
+                      (keys are in PostgreSQL, shared by every automation node,
+                      when AUTOMATION_DATABASE_URL is set)
 
 Options for serve/ratelimit/streams/automation:
   --threads N         front-end threads (default: SLUICE_THREADS or the number of cores)
@@ -69,8 +71,14 @@ async function main(argv: string[]): Promise<number> {
 
 async function keysCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  const core = loadCoreSettings(new EnvReader());
-  const store = openKeyStore(core.dataDir);
+  const env = new EnvReader();
+  const core = loadCoreSettings(env);
+  // With AUTOMATION_DATABASE_URL the keys are the cluster's, in PostgreSQL (docs/deployment.md).
+  const { loadAutomationSettings } = await import('./automation/settings.js');
+  const database = loadAutomationSettings(env, core).database;
+  const store = database
+    ? await (await import('./automation/pg/key-store.js')).openPgKeyAdmin(database)
+    : openKeyStore(core.dataDir);
   try {
     if (sub === 'create') {
       const { values } = parseArgs({
@@ -104,7 +112,7 @@ async function keysCommand(args: string[]): Promise<number> {
       return 0;
     }
     if (sub === 'list') {
-      for (const key of store.list()) process.stdout.write(JSON.stringify(key) + '\n');
+      for (const key of await store.list()) process.stdout.write(JSON.stringify(key) + '\n');
       return 0;
     }
     if (sub === 'revoke') {

@@ -1,5 +1,6 @@
-// The automation service: registry (git), run pool (piscina), LMDB metadata, blobs on disk,
-// and the /api/v1 HTTP API. Stateful, so the core starts it on front-end thread 0 only.
+// The automation service: registry (git), run pool (piscina), LMDB metadata and blobs on disk
+// (or all of it in PostgreSQL, shared by several nodes), and the /api/v1 HTTP API. Stateful, so
+// the core starts it on front-end thread 0 only.
 
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -31,6 +32,9 @@ import { RunService } from './runs/service.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
 import { qualityContributor } from './quality.js';
 import { ScriptPool } from './evals/index.js';
+import { openPgBackend, type PgBackend } from './pg/backend.js';
+import { chainAuthenticators } from './pg/key-store.js';
+import { queuePort } from './pg/run-queue.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
 export type { ScoreStore, EvalResult } from './runs/scores.js';
@@ -93,7 +97,18 @@ export async function startAutomation(
   const evalPool = new ScriptPool(settings.evalPool);
   const log = ctx.log.child({ service: 'automation' });
   await mkdir(settings.dataDir, { recursive: true });
-  const stores = openLmdbStores(settings.dataDir, { listScanLimit: settings.listScanLimit });
+  // With AUTOMATION_DATABASE_URL every node shares PostgreSQL: stores, run queue, API keys.
+  let pg: PgBackend | undefined;
+  try {
+    pg = settings.database ? await openPgBackend(settings, log) : undefined;
+  } catch (err) {
+    await evalPool.close();
+    throw err;
+  }
+  const stores: AutomationStores =
+    pg?.stores ?? openLmdbStores(settings.dataDir, { listScanLimit: settings.listScanLimit });
+  const closeStores = () => (pg ? pg.close() : stores.close());
+  const auth = pg ? chainAuthenticators(pg.keys, ctx.auth) : ctx.auth;
   const pool = new RunPool({
     threads: settings.poolThreads,
     cancelGraceMs: settings.cancelGraceMs,
@@ -124,6 +139,7 @@ export async function startAutomation(
       },
       log,
       schemaPool: evalPool,
+      ...(pg ? { queue: queuePort(pg.queue), capacity: settings.poolThreads } : {}),
     });
     const recovered = await runs.recover();
     if (recovered.requeued + recovered.failed > 0)
@@ -152,7 +168,7 @@ export async function startAutomation(
       files,
       scores,
       tokens: new DownloadTokens(Buffer.from(secret), settings.downloadTokenTtlMs),
-      auth: ctx.auth,
+      auth,
       tmpDir: join(settings.dataDir, 'tmp'),
       archives,
       listRuns: (q) => runs.list(q),
@@ -203,7 +219,7 @@ export async function startAutomation(
       router,
       errorBody,
       maxBodyBytes: settings.maxJsonBytes,
-      authenticator: ctx.auth,
+      authenticator: auth,
       defaultScope: (method) =>
         method === 'GET' || method === 'HEAD' ? 'automation:read' : 'automation:write',
       log,
@@ -212,7 +228,12 @@ export async function startAutomation(
     ctx.directory?.publish('automation', server.port);
     ctx.health.register('automation', true);
     log.info(
-      { url: server.url, registry: repo.path, poolThreads: settings.poolThreads },
+      {
+        url: server.url,
+        registry: repo.path,
+        poolThreads: settings.poolThreads,
+        ...(pg ? { database: 'postgresql', nodeId: settings.nodeId } : { database: 'lmdb' }),
+      },
       'automation service listening',
     );
     let closed = false;
@@ -233,14 +254,14 @@ export async function startAutomation(
         await pool.close();
         await archives.close();
         await evalPool.close();
-        await stores.close();
+        await closeStores();
       },
     };
   } catch (err) {
     await pool.close();
     await archives.close();
     await evalPool.close();
-    await stores.close();
+    await closeStores();
     throw err;
   }
 }

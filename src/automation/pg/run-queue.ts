@@ -11,6 +11,7 @@
 
 import { EventEmitter } from 'node:events';
 import { Client, type Notification } from 'pg';
+import type { SharedRunQueue } from '../runs/queue.js';
 import { mapDatabaseError, type PgDatabase, type Queryable } from './pool.js';
 
 const WAKE = 'sluice_run_wake';
@@ -103,6 +104,8 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   private renewTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private renewing: Promise<string[]> | undefined;
+  /** When the last renewal succeeded (this process's clock), for self-fencing. */
+  private renewedAt = Date.now();
   private wakePending = false;
   private closed = false;
 
@@ -124,7 +127,20 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     await this.connectListener();
     const renewEvery = this.options.renewEveryMs ?? this.options.leaseMs / 3;
     this.renewTimer = setInterval(() => {
-      if (this.owned.size > 0) this.renew().catch(() => undefined);
+      if (this.owned.size === 0) {
+        this.renewedAt = Date.now();
+        return;
+      }
+      this.renew().catch(() => {
+        // Self-fencing: once the leases may have run out (measured from the last renewal that
+        // succeeded, less one renewal period for the clocks' drift over it), another node may
+        // take the runs over; this node gives them up first rather than run them twice.
+        if (Date.now() - this.renewedAt < this.options.leaseMs - renewEvery) return;
+        for (const id of [...this.owned.keys()]) {
+          this.owned.delete(id);
+          this.emit('lost', { runId: id });
+        }
+      });
     }, renewEvery);
     this.renewTimer.unref();
     this.expiryTimer = setInterval(
@@ -272,6 +288,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   private async renewOwned(): Promise<string[]> {
     const ids = [...this.owned.keys()];
     if (ids.length === 0) return [];
+    const startedAt = Date.now();
     const { rows } = await run(() =>
       this.db.query<{ id: string; attempt: number; cancel_requested: boolean }>(
         `UPDATE runs SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
@@ -280,6 +297,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
         [ids, this.nodeId, this.leaseSeconds],
       ),
     );
+    this.renewedAt = startedAt;
     const kept = new Map(rows.map((r) => [r.id, r]));
     const lost: string[] = [];
     for (const id of ids) {
@@ -553,4 +571,21 @@ async function run<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     throw mapDatabaseError(err);
   }
+}
+
+/** The run service's view of the queue (src/automation/runs/queue.ts). */
+export function queuePort(queue: PgRunQueue): SharedRunQueue {
+  return {
+    nodeId: queue.nodeId,
+    enqueue: (runId) => queue.enqueue(runId),
+    claim: (limit) => queue.claim(limit),
+    complete: (runId, status) => queue.complete(runId, status),
+    release: (runId) => queue.release(runId),
+    renew: () => queue.renew(),
+    cancel: (runId) => queue.cancel(runId),
+    waitForDone: (runId) => queue.waitForDone(runId),
+    onWake: (listener) => void queue.on('wake', listener),
+    onCancel: (listener) => void queue.on('cancel', (e) => listener(e.runId)),
+    onLost: (listener) => void queue.on('lost', (e) => listener(e.runId)),
+  };
 }

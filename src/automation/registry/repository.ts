@@ -52,6 +52,7 @@ export interface RepositoryOptions {
 
 export class RegistryRepository {
   private readonly materialising = new Map<string, Promise<string>>();
+  private fetching: Promise<void> | undefined;
 
   constructor(private readonly options: RepositoryOptions) {}
 
@@ -91,6 +92,28 @@ export class RegistryRepository {
   async refresh(): Promise<void> {
     if (!this.options.cloneUrl) return;
     await git(this.options.path, ['fetch', '--quiet', '--tags', '--force', '--prune', 'origin']);
+  }
+
+  /**
+   * Brings this node's copy to `commit` when it lacks it: several nodes each keep their own clone
+   * of the registry's remote, and a run pins a commit that the node that started it saw. One
+   * fetch at a time; without a remote there is nothing to fetch from.
+   */
+  async ensureCommit(commit: string): Promise<void> {
+    if (!/^[0-9a-f]{40}$/.test(commit) || (await this.hasCommit(commit))) return;
+    if (!this.options.cloneUrl) return;
+    this.fetching ??= this.refresh().finally(() => (this.fetching = undefined));
+    await this.fetching;
+  }
+
+  private async hasCommit(commit: string): Promise<boolean> {
+    try {
+      await git(this.options.path, ['cat-file', '-e', `${commit}^{commit}`]);
+      return true;
+    } catch (err) {
+      if (err instanceof GitError) return false;
+      throw err;
+    }
   }
 
   /** Package names (`workflows.<slug>`) present in a commit's tree. */
@@ -188,6 +211,7 @@ export class RegistryRepository {
 
   /** The manifest file of a package at a commit, or null when the package has none there. */
   async readManifest(commit: string, pkgPath: string): Promise<{ fileName: string; text: string } | null> {
+    await this.ensureCommit(commit);
     let listing: string;
     try {
       listing = await git(this.options.path, ['ls-tree', '--name-only', commit, `${pkgPath}/`]);
@@ -213,6 +237,7 @@ export class RegistryRepository {
     if (pending) return pending;
     const work = (async () => {
       if (existsSync(join(final, '.sluice-complete'))) return final;
+      await this.ensureCommit(commit);
       const staging = join(this.options.cacheDir, `.staging-${randomBytes(6).toString('hex')}`);
       await mkdir(staging, { recursive: true });
       try {

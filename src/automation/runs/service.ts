@@ -2,6 +2,7 @@
 // report, cancels them and lets callers wait for them. Live state of unfinished runs is kept
 // in memory and written through; the stored record is the truth once a run is terminal.
 
+import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Logger } from '../../core/log.js';
@@ -21,6 +22,7 @@ import { checkSchema, type JsonSchema, type ScriptPool } from '../evals/index.js
 import { newRunId, sampleRank } from './ids.js';
 import { listRuns, type RunListPage, type RunListQuery } from './list.js';
 import type { RunStore } from './store.js';
+import type { QueueClaim, SharedRunQueue } from './queue.js';
 import {
   emptyDetail,
   emptyUsage,
@@ -97,6 +99,13 @@ interface ActiveRun {
   cancelledBeforeSubmit: boolean;
   writes: Promise<unknown>[];
   lastEventMs: number;
+  /**
+   * Shared queue only: the run is no longer this node's (its lease was lost, or the node shuts
+   * down and gave it back). Its execution is stopped and its outcome is not recorded here.
+   */
+  abandoned?: boolean;
+  /** Shared queue only: settles when this node's execution of the run has ended. */
+  executed?: Promise<void>;
 }
 
 export interface RunServiceOptions {
@@ -109,6 +118,12 @@ export interface RunServiceOptions {
   /** Where input/output schemas with `pattern` are checked under a time limit; without it
    *  they are validated inline (tests with trusted manifests). */
   schemaPool?: ScriptPool;
+  /**
+   * The run queue shared with other nodes (PostgreSQL). With it a started run is queued and
+   * executed by whichever node claims it; this node claims up to `capacity` runs at once.
+   */
+  queue?: SharedRunQueue;
+  capacity?: number;
 }
 
 export class RunService {
@@ -116,13 +131,31 @@ export class RunService {
   private readonly waiters = new Map<string, Set<(run: RunRecord) => void>>();
   private readonly finishing = new WeakSet<ActiveRun>();
   private closing = false;
+  private readonly queue: SharedRunQueue | undefined;
+  private pumping = false;
+  private pumpAgain = false;
+  /** Cancels heard for runs being adopted (claimed, not yet in `active`). */
+  private readonly cancelAsked = new Set<string>();
 
   constructor(
     readonly store: RunStore,
     private readonly registry: AutomationRegistry,
     private readonly pool: RunPool,
     private readonly options: RunServiceOptions,
-  ) {}
+  ) {
+    this.queue = options.queue;
+    if (this.queue) {
+      this.queue.onWake(() => void this.pump());
+      this.queue.onCancel((runId) => {
+        if (this.active.has(runId)) this.cancel(runId).catch(() => undefined);
+        else this.cancelAsked.add(runId);
+      });
+      this.queue.onLost((runId) => {
+        const active = this.active.get(runId);
+        if (active) this.abandon(active, 'the run was taken over by another node (lease lost)');
+      });
+    }
+  }
 
   runDir(runId: string): string {
     return join(this.options.runsDir, runId);
@@ -258,6 +291,11 @@ export class RunService {
       if (problem)
         throw invalid(`files.${f.field}`, `unsafe input file ${f.field}/${f.filename}: ${problem}`);
     }
+    // With a shared queue another node may execute the run: every input file is put in the
+    // (shared) blob store, from which the claiming node copies it by its sha256.
+    if (this.queue)
+      for (const f of req.files ?? [])
+        if (f.source !== 'blob') await this.options.blobs.write(createReadStream(f.source.path));
     const now = Date.now();
     const id = newRunId(now);
     const dir = this.runDir(id);
@@ -340,6 +378,7 @@ export class RunService {
     ];
     // The run starts loading while its record commits; the caller is answered only after the
     // commit, and finish() waits for it too (it is the first of the run's writes).
+    if (this.queue) return this.startQueued(record, detail, events, previous);
     const committed = this.store.create(record, detail, events);
     const active: ActiveRun = {
       record,
@@ -358,16 +397,36 @@ export class RunService {
       active.cancelledBeforeSubmit = true;
       active.handle?.cancel('the run could not be stored');
       this.active.delete(id);
-      throw new ApiError(500, 'persistence_error', `the run could not be stored: ${(err as Error).message}`);
+      throw persistenceError(err);
     }
-    if (previous) {
-      const prevNow = (await this.get(previous.id)) ?? previous;
-      const updated = { ...prevNow, retry: { ...prevNow.retry, nextRunId: id } };
-      const live = this.active.get(previous.id);
-      if (live) live.record = updated;
-      else await this.store.update(prevNow, updated);
-    }
+    await this.linkRetry(previous, id);
     return (await this.get(id)) ?? record;
+  }
+
+  private async linkRetry(previous: RunRecord | undefined, id: string): Promise<void> {
+    if (!previous) return;
+    const prevNow = (await this.get(previous.id)) ?? previous;
+    const updated = { ...prevNow, retry: { ...prevNow.retry, nextRunId: id } };
+    const live = this.active.get(previous.id);
+    if (live) live.record = updated;
+    else await this.store.update(prevNow, updated);
+  }
+
+  /** Shared queue: the run is stored, then queued; whichever node claims it runs it. */
+  private async startQueued(
+    record: RunRecord,
+    detail: RunDetail,
+    events: RunEvent[],
+    previous: RunRecord | undefined,
+  ): Promise<RunRecord> {
+    try {
+      await this.store.create(record, detail, events);
+    } catch (err) {
+      throw persistenceError(err);
+    }
+    await this.queue!.enqueue(record.id);
+    await this.linkRetry(previous, record.id);
+    return (await this.get(record.id)) ?? record;
   }
 
   // ajv compiles `pattern` into a backtracking RegExp the automation's author wrote; schemas
@@ -432,6 +491,7 @@ export class RunService {
       });
       return;
     }
+    if (active.abandoned) return this.dropAbandoned(active);
     if (active.cancelledBeforeSubmit || TERMINAL.has(active.record.status)) return;
     const files: InputFileRef[] = detail.input.files.map((f) => ({
       name: f.name,
@@ -471,7 +531,7 @@ export class RunService {
     const ms = Math.max(at !== undefined ? Date.parse(at) : Date.now(), active.lastEventMs);
     active.lastEventMs = ms;
     const event: RunEvent = { seq: ++active.seq, type, timestamp: new Date(ms).toISOString(), ...extra };
-    active.writes.push(this.store.appendEvent(active.record.id, event));
+    track(active, this.store.appendEvent(active.record.id, event));
   }
 
   private onMessage(active: ActiveRun, msg: WorkerMessage): void {
@@ -481,7 +541,7 @@ export class RunService {
       case 'started': {
         const previous = active.record;
         active.record = { ...previous, status: 'running', startedAt: Date.parse(msg.at) };
-        active.writes.push(this.store.update(previous, active.record));
+        track(active, this.store.update(previous, active.record));
         this.event(active, 'run.started', { status: 'running' }, msg.at);
         break;
       }
@@ -560,6 +620,7 @@ export class RunService {
 
   private async finish(active: ActiveRun, outcome: RunOutcome): Promise<void> {
     if (TERMINAL.has(active.record.status) || this.finishing.has(active)) return;
+    if (active.abandoned) return this.dropAbandoned(active);
     // The output check may wait for a worker; a second end of the same run (a cancel racing the
     // completion) must not slip in meanwhile.
     this.finishing.add(active);
@@ -568,7 +629,8 @@ export class RunService {
       outcome.kind === 'completed'
         ? await this.outputValid(active.record.id, active.detail.manifest, outcome.output)
         : null;
-    const previousStored = (await this.store.get(active.record.id)) ?? active.record;
+    // Read again below before the final write; a failure here (the database is down) is not one.
+    const previousStored = (await this.store.get(active.record.id).catch(() => undefined)) ?? active.record;
     const status: RunStatus = outcome.kind;
     const next: RunRecord = {
       ...active.record,
@@ -585,20 +647,227 @@ export class RunService {
     const extra: Omit<RunEvent, 'seq' | 'type' | 'timestamp'> = { status };
     if (next.error) extra.message = next.error;
     if (next.errorCode) extra.metadata = { code: next.errorCode };
+    if (this.queue) {
+      // Fencing: the outcome is recorded only while this node still holds the run's lease (a
+      // renewal now confirms it; the lease then outlasts the two writes below by far). A node
+      // that lost it stops here, and the node that took the run over records its outcome.
+      let lost: string[];
+      try {
+        lost = await this.queue.renew();
+      } catch (err) {
+        this.options.log.error({ err, runId: next.id }, 'cannot confirm the lease of a finished run');
+        lost = [next.id];
+      }
+      if (lost.includes(next.id) || active.abandoned) {
+        active.abandoned = true;
+        this.finishing.delete(active);
+        return this.dropAbandoned(active);
+      }
+    }
     this.event(active, type, extra);
-    try {
-      await Promise.all(active.writes);
-      // Writes above may have committed an older copy; the final one is read back from what
-      // is stored now so index entries move from the state that is really there.
-      await this.store.update((await this.store.get(next.id)) ?? previousStored, next, active.detail);
-    } catch (err) {
-      this.options.log.error({ err, runId: next.id }, 'cannot store the end of a run');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (attempt === 0) await Promise.all(active.writes);
+        // Writes above may have committed an older copy; the final one is read back from what
+        // is stored now so index entries move from the state that is really there.
+        await this.store.update((await this.store.get(next.id)) ?? previousStored, next, active.detail);
+        if (this.queue) await this.queue.complete(next.id, status);
+        break;
+      } catch (err) {
+        // With the queue, an outage of the database is waited out (the lease is renewed again
+        // once it is back) and the end recorded then; a node that lost the lease meanwhile
+        // gives up, and the node that takes the run over runs it again.
+        if (this.queue && unavailable(err) && !active.abandoned && !this.closing) {
+          await new Promise<void>((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+          continue;
+        }
+        this.options.log.error({ err, runId: next.id }, 'cannot store the end of a run');
+        break;
+      }
     }
     this.active.delete(next.id);
     const waiting = this.waiters.get(next.id);
     if (waiting) {
       this.waiters.delete(next.id);
       for (const resolve of waiting) resolve(next);
+    }
+    if (this.queue) void this.pump();
+  }
+
+  /**
+   * Shared queue: the run is no longer this node's; its execution stops and nothing more is
+   * recorded here. Callers waiting here for it go on waiting for its end on any node.
+   */
+  private abandon(active: ActiveRun, reason: string): void {
+    if (active.abandoned) return;
+    active.abandoned = true;
+    this.options.log.warn({ runId: active.record.id }, reason);
+    active.handle?.cancel(reason);
+  }
+
+  private dropAbandoned(active: ActiveRun): void {
+    const id = active.record.id;
+    if (this.active.get(id) === active) this.active.delete(id);
+    const waiting = this.waiters.get(id);
+    if (waiting && this.queue) {
+      this.waiters.delete(id);
+      const last = active.record;
+      void this.waitQueued(id, last).then((run) => {
+        for (const resolve of waiting) resolve(run);
+      });
+    }
+    if (this.queue && !this.closing) void this.pump();
+  }
+
+  /** Shared queue: the run's stored record once it is done on whichever node ran it. */
+  private async waitQueued(id: string, current: RunRecord): Promise<RunRecord> {
+    for (;;) {
+      try {
+        await this.queue!.waitForDone(id);
+        return await this.storedFinal(id, current);
+      } catch (err) {
+        // The database is unreachable: the queue's listener reconnects and says so; until then
+        // this waiter keeps the run's last known state.
+        if (this.closing) return current;
+        await new Promise<void>((resolve) => setTimeout(resolve, 1000).unref());
+        void err;
+      }
+    }
+  }
+
+  /**
+   * The stored record of a run the queue says is done. A cancelled queued run is marked done
+   * just before its record is written (cancel below), so a waiter may read it a moment early:
+   * it reads again, a bounded number of times.
+   */
+  private async storedFinal(id: string, fallback: RunRecord): Promise<RunRecord> {
+    let run = (await this.store.get(id)) ?? fallback;
+    for (let i = 0; i < 100 && !TERMINAL.has(run.status); i++) {
+      await new Promise<void>((resolve) => setTimeout(resolve, 20));
+      run = (await this.store.get(id)) ?? run;
+    }
+    return run;
+  }
+
+  /** Shared queue: claims runs while this node has room (on start, wake, and each run's end). */
+  private async pump(): Promise<void> {
+    if (!this.queue || this.closing) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        const room = (this.options.capacity ?? 1) - this.active.size;
+        if (room <= 0) break;
+        const claims = await this.queue.claim(room);
+        await Promise.all(claims.map((c) => this.adopt(c)));
+        // A full claim may have left more behind.
+        if (claims.length === room) this.pumpAgain = true;
+      } while (this.pumpAgain && !this.closing);
+    } catch (err) {
+      // The database is unreachable: the queue wakes this node again once its listener is back.
+      this.options.log.warn({ err }, 'cannot claim runs from the queue');
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Shared queue: a claimed run becomes this node's live run and is executed here. */
+  private async adopt(claim: QueueClaim): Promise<void> {
+    const queue = this.queue!;
+    const id = claim.runId;
+    let record: RunRecord | undefined;
+    let stored: RunDetail | undefined;
+    try {
+      [record, stored] = await Promise.all([this.store.get(id), this.store.getDetail(id)]);
+      if (!record || !stored) {
+        await queue.complete(id, 'failed');
+        return;
+      }
+      if (TERMINAL.has(record.status)) {
+        // Its end was stored but the node that ran it stopped before marking it done.
+        await queue.complete(id, record.status);
+        return;
+      }
+    } catch (err) {
+      this.options.log.warn({ err, runId: id }, 'cannot read a claimed run; it goes back to the queue');
+      await queue.release(id).catch(() => undefined);
+      return;
+    }
+    const events = await this.store.events(id).catch(() => [] as RunEvent[]);
+    const detail: RunDetail = claim.takeover
+      ? { ...stored, steps: [], trace: [], usage: emptyUsage() }
+      : stored;
+    const active: ActiveRun = {
+      record,
+      detail,
+      seq: events.reduce((m, e) => Math.max(m, e.seq), 0),
+      handle: undefined,
+      cancelledBeforeSubmit: false,
+      writes: [],
+      lastEventMs: events.reduce((m, e) => Math.max(m, Date.parse(e.timestamp)), 0),
+    };
+    this.active.set(id, active);
+    if (claim.takeover) {
+      // Run again from the start: what the previous node recorded of its execution is replaced.
+      const previous = record;
+      active.record = {
+        ...previous,
+        status: 'pending',
+        startedAt: null,
+        output: null,
+        files: previous.files.filter((f) => f.role === 'input'),
+      };
+      track(active, this.store.update(previous, active.record));
+      this.event(active, 'run.taken_over', {
+        status: 'pending',
+        message: `the lease of node ${claim.previousNode ?? 'unknown'} expired; run again on node ${queue.nodeId}`,
+        metadata: { previousNode: claim.previousNode, node: queue.nodeId, attempt: claim.attempt },
+      });
+    }
+    // Claiming goes on while the run executes.
+    active.executed = this.execute(active, claim);
+  }
+
+  private async execute(active: ActiveRun, claim: QueueClaim): Promise<void> {
+    const id = claim.runId;
+    const { record, detail } = active;
+    try {
+      if (claim.cancelRequested || this.cancelAsked.delete(id)) {
+        active.record = {
+          ...active.record,
+          cancelRequestedAt: active.record.cancelRequestedAt ?? Date.now(),
+        };
+        active.cancelledBeforeSubmit = true;
+        await this.finish(active, {
+          kind: 'cancelled',
+          error: new RunFailure('cancelled', 'cancelled before it started'),
+        });
+        return;
+      }
+      const automation = await this.registry.get(record.automationId);
+      if (!automation)
+        throw new RunFailure('version_unavailable', `automation ${record.automationId} is unknown`);
+      const manifest = await this.registry.manifestAt(record.git.commitSha, automation.type, automation.slug);
+      // The node that received the run wrote its inputs here only if it is this node.
+      const dir = this.runDir(id);
+      await mkdir(join(dir, 'output'), { recursive: true });
+      for (const f of detail.input.files) {
+        const path = join(dir, f.path);
+        if (!existsSync(path)) await this.options.blobs.copyTo(f.sha256, path);
+      }
+      await this.dispatch(active, automation, manifest);
+    } catch (err) {
+      await this.finish(active, {
+        kind: 'failed',
+        error:
+          err instanceof RunFailure
+            ? err
+            : new RunFailure('version_unavailable', `cannot prepare the run: ${(err as Error).message}`),
+      });
     }
   }
 
@@ -607,6 +876,7 @@ export class RunService {
     if (!active) {
       const run = await this.store.get(id);
       if (!run) throw notFound(`run ${JSON.stringify(id)}`, 'id');
+      if (this.queue && !TERMINAL.has(run.status)) return this.cancelQueued(run);
       return { run, state: 'already_terminal', wasStatus: run.status };
     }
     const wasStatus = active.record.status;
@@ -629,11 +899,50 @@ export class RunService {
     if (active.record.cancelRequestedAt === null) {
       const previous = active.record;
       active.record = { ...previous, cancelRequestedAt: Date.now() };
-      active.writes.push(this.store.update(previous, active.record));
+      track(active, this.store.update(previous, active.record));
       this.event(active, 'run.cancel_requested', { status: active.record.status });
       active.handle?.cancel('cancel requested');
     }
     return { run: active.record, state: 'requested', wasStatus };
+  }
+
+  /** Shared queue: a run this node does not execute, cancelled through the queue. */
+  private async cancelQueued(run: RunRecord): Promise<CancelResult> {
+    const wasStatus = run.status;
+    const outcome = await this.queue!.cancel(run.id);
+    if (outcome.state === 'finished') {
+      const stored = await this.storedFinal(run.id, run);
+      return { run: stored, state: 'already_terminal', wasStatus: stored.status };
+    }
+    if (outcome.state === 'unknown') throw notFound(`run ${JSON.stringify(run.id)}`, 'id');
+    const now = Date.now();
+    if (outcome.state === 'signalled')
+      // The owning node stops it and records the end.
+      return {
+        run: { ...run, cancelRequestedAt: run.cancelRequestedAt ?? now },
+        state: 'requested',
+        wasStatus,
+      };
+    // Taken out of the queue before any node claimed it: it ends here.
+    const next: RunRecord = {
+      ...run,
+      status: 'cancelled',
+      cancelRequestedAt: run.cancelRequestedAt ?? now,
+      completedAt: now,
+      error: 'cancelled before it started',
+      errorCode: 'cancelled',
+    };
+    const seq = (await this.store.lastEventSeq(run.id)) + 1;
+    await this.store.appendEvent(run.id, {
+      seq,
+      type: 'run.cancelled',
+      timestamp: new Date(now).toISOString(),
+      status: 'cancelled',
+      message: next.error!,
+      metadata: { code: 'cancelled' },
+    });
+    await this.store.update(run, next);
+    return { run: next, state: 'cancelled', wasStatus };
   }
 
   /** Resolves with the run once terminal, or with its current state after `timeoutMs` (0 = no limit). */
@@ -643,6 +952,21 @@ export class RunService {
     const current = this.active.get(id)?.record ?? (await this.store.get(id));
     if (!current) throw notFound(`run ${JSON.stringify(id)}`, 'id');
     if (TERMINAL.has(current.status) && !this.active.has(id)) return current;
+    if (this.queue && !this.active.has(id)) {
+      // Whichever node runs it, its end is announced through the queue.
+      const done = this.waitQueued(id, current);
+      if (timeoutMs <= 0) return done;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<RunRecord>((resolve) => {
+        timer = setTimeout(() => {
+          this.get(id).then(
+            (run) => resolve(run ?? current),
+            () => resolve(current),
+          );
+        }, timeoutMs);
+      });
+      return Promise.race([done, late]).finally(() => clearTimeout(timer));
+    }
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const done = (run: RunRecord) => {
@@ -705,6 +1029,12 @@ export class RunService {
 
   /** At start: runs left queued are dispatched again; runs cut off mid-flight are failed. */
   async recover(): Promise<{ requeued: number; failed: number }> {
+    if (this.queue) {
+      // Other nodes' runs are not this process's to recover: runs a dead node held come back
+      // through their expired leases, queued runs are claimed as usual.
+      void this.pump();
+      return { requeued: 0, failed: 0 };
+    }
     let requeued = 0;
     let failed = 0;
     for (const run of await this.store.unfinished()) {
@@ -749,6 +1079,14 @@ export class RunService {
   /** Stops taking runs; in-flight runs are cancelled so each reaches a terminal state. */
   async close(): Promise<void> {
     this.closing = true;
+    if (this.queue) {
+      // Another node runs them again: each is stopped here and put back in the queue.
+      const mine = [...this.active.values()];
+      for (const a of mine) this.abandon(a, 'the node shuts down; the run goes back to the queue');
+      await Promise.all(mine.map((a) => a.executed ?? Promise.resolve()));
+      await Promise.all(mine.map((a) => this.queue!.release(a.record.id).catch(() => false)));
+      return;
+    }
     const pending = [...this.active.keys()].map(async (id) => {
       const a = this.active.get(id);
       if (!a) return;
@@ -762,4 +1100,24 @@ export class RunService {
     await Promise.all(pending);
     await Promise.all([...this.active.keys()].map((id) => this.waitFor(id, 10_000)));
   }
+}
+
+/** A failed write of a new run: the database's 503 as it is, anything else a 500. */
+function persistenceError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return new ApiError(500, 'persistence_error', `the run could not be stored: ${(err as Error).message}`);
+}
+
+/** The database could not be reached (the PostgreSQL adapter's 503 `database_unavailable`). */
+function unavailable(err: unknown): boolean {
+  return err instanceof ApiError && err.code === 'database_unavailable';
+}
+
+/**
+ * A write of a live run, awaited together with the others when the run ends; marked handled now,
+ * so one that fails meanwhile (the database is down) is not an unhandled rejection.
+ */
+function track(active: ActiveRun, write: Promise<unknown>): void {
+  write.catch(() => undefined);
+  active.writes.push(write);
 }

@@ -1,0 +1,64 @@
+// The automation service on PostgreSQL (AUTOMATION_DATABASE_URL): one pool, the schema migrated
+// at start, every store, the shared run queue and the API keys, opened together and closed
+// together (docs/deployment.md).
+
+import type { Logger } from '../../core/log.js';
+import type { AutomationSettings } from '../settings.js';
+import type { AutomationStores } from '../stores.js';
+import { PgKeyStore } from './key-store.js';
+import { migrate } from './migrations.js';
+import { openPgDatabase, type PgDatabase } from './pool.js';
+import { PgRunQueue } from './run-queue.js';
+
+import { openPgStores } from './stores/index.js';
+
+export interface PgBackend {
+  db: PgDatabase;
+  stores: AutomationStores;
+  queue: PgRunQueue;
+  keys: PgKeyStore;
+  close(): Promise<void>;
+}
+
+export async function openPgBackend(settings: AutomationSettings, log: Logger): Promise<PgBackend> {
+  if (!settings.database) throw new Error('AUTOMATION_DATABASE_URL is not set');
+  const db = openPgDatabase(settings.database, {
+    applicationName: `sluice-automation:${settings.nodeId}`,
+    onIdleError: (err) => log.warn({ err: err.message }, 'a PostgreSQL connection broke'),
+  });
+  let queue: PgRunQueue | undefined;
+  let keys: PgKeyStore | undefined;
+  try {
+    const migrated = await migrate(db);
+    if (migrated.applied.length > 0) log.info(migrated, 'automation database migrated');
+    const stores = openPgStores(db);
+    queue = new PgRunQueue(db, {
+      nodeId: settings.nodeId,
+      leaseMs: settings.leaseMs,
+      tenantConcurrency: settings.tenantConcurrency,
+      automationConcurrency: settings.automationConcurrency,
+    });
+    queue.on('disconnected', (err) => log.warn({ err: err.message }, 'run queue listener disconnected'));
+    await queue.start();
+    keys = new PgKeyStore(db, { onError: (err) => log.warn({ err: err.message }, 'API key reload failed') });
+    await keys.start();
+    const opened = { queue, keys };
+    return {
+      db,
+      stores,
+      queue,
+      keys,
+      async close() {
+        await opened.queue.close();
+        await opened.keys.close();
+        await stores.close();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await queue?.close();
+    await keys?.close();
+    await db.close();
+    throw err;
+  }
+}

@@ -1,0 +1,217 @@
+// API keys in PostgreSQL, shared by every node. The HTTP core authenticates synchronously, before
+// it reads a body (src/core/auth/types.ts), so each node keeps the whole key table in memory: it
+// is loaded at start and loaded again whenever a node announces a change on the channel
+// sluice_api_keys (LISTEN/NOTIFY), and when the listening connection comes back after a break
+// (notifications sent meanwhile are lost). A key created or revoked on one node is in effect on
+// the others once they have reloaded: docs/deployment.md says how long that is. Only the SHA-256
+// of a key's secret is stored, as in the LMDB key store (src/core/auth/key-store.ts).
+
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Client } from 'pg';
+import { checkScopes } from '../../core/auth/scopes.js';
+import type { CreatedKey, KeyRecord } from '../../core/auth/key-store.js';
+import type { Authenticator, Principal } from '../../core/auth/types.js';
+import type { DatabaseSettings } from '../settings.js';
+import { migrate } from './migrations.js';
+import { mapDatabaseError, openPgDatabase, type PgDatabase } from './pool.js';
+
+const CHANNEL = 'sluice_api_keys';
+const TOKEN = /^sk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+function alnumId(length: number): string {
+  let out = '';
+  for (const b of randomBytes(length)) out += ALPHABET[b % ALPHABET.length];
+  return out;
+}
+
+export class PgKeyStore implements Authenticator {
+  private keys = new Map<string, KeyRecord>();
+  private listener: Client | undefined;
+  private reconnect: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Bumped by every load, so an older load that finishes late does not win. */
+  private generation = 0;
+
+  constructor(
+    private readonly db: PgDatabase,
+    private readonly options: { onError?: (err: Error) => void } = {},
+  ) {}
+
+  /** Loads the table and listens for changes (a node that serves requests); the CLI skips it. */
+  async start(): Promise<void> {
+    await this.load();
+    await this.listen();
+  }
+
+  authenticate(token: string): Principal | null {
+    const match = TOKEN.exec(token);
+    if (!match) return null;
+    const record = this.keys.get(match[1]!);
+    if (!record || record.revokedAt) return null;
+    if (!timingSafeEqual(sha256(match[2]!), Buffer.from(record.hash, 'hex'))) return null;
+    return {
+      keyId: record.id,
+      tenant: record.tenant,
+      user: record.user,
+      name: record.name,
+      scopes: record.scopes,
+    };
+  }
+
+  /** No `scopes` means an admin key, as in the LMDB key store. */
+  async create(input: {
+    tenant?: string;
+    user?: string;
+    name?: string;
+    scopes?: string[];
+  }): Promise<CreatedKey> {
+    const scopes = input.scopes === undefined ? ['admin'] : checkScopes(input.scopes);
+    const secret = randomBytes(32).toString('base64url');
+    const record: KeyRecord = {
+      id: alnumId(12),
+      tenant: input.tenant ?? 'default',
+      user: input.user ?? 'admin',
+      name: input.name ?? 'unnamed',
+      scopes,
+      hash: sha256(secret).toString('hex'),
+      createdAt: new Date().toISOString(),
+    };
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO api_keys (id, tenant, user_id, hash, created_at, record) VALUES ($1, $2, $3, $4, $5, $6)`,
+        [record.id, record.tenant, record.user, record.hash, record.createdAt, JSON.stringify(record)],
+      );
+      await tx.query('SELECT pg_notify($1, $2)', [CHANNEL, record.id]);
+    });
+    this.keys.set(record.id, record);
+    const { hash: _hash, ...visible } = record;
+    return { record: visible, token: `sk_${record.id}_${secret}` };
+  }
+
+  async list(): Promise<Omit<KeyRecord, 'hash'>[]> {
+    const { rows } = await this.db.query<{ record: KeyRecord }>(
+      'SELECT record FROM api_keys ORDER BY created_at, id',
+    );
+    return rows.map(({ record: { hash: _hash, ...visible } }) => visible);
+  }
+
+  /** False when no such key exists; revoked keys stay listed with revokedAt. */
+  async revoke(id: string): Promise<boolean> {
+    const revokedAt = new Date().toISOString();
+    const found = await this.db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ record: KeyRecord }>(
+        'SELECT record FROM api_keys WHERE id = $1 FOR UPDATE',
+        [id],
+      );
+      const record = rows[0]?.record;
+      if (!record) return undefined;
+      if (record.revokedAt) return record;
+      const next = { ...record, revokedAt };
+      await tx.query('UPDATE api_keys SET revoked_at = $2, record = $3 WHERE id = $1', [
+        id,
+        revokedAt,
+        JSON.stringify(next),
+      ]);
+      await tx.query('SELECT pg_notify($1, $2)', [CHANNEL, id]);
+      return next;
+    });
+    if (found) this.keys.set(id, found);
+    return found !== undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reconnect);
+    const listener = this.listener;
+    this.listener = undefined;
+    await listener?.end().catch(() => undefined);
+  }
+
+  /** The whole table (a few rows per tenant): replaced at once, never merged. */
+  private async load(): Promise<void> {
+    const generation = ++this.generation;
+    const { rows } = await this.db.query<{ record: KeyRecord }>('SELECT record FROM api_keys');
+    if (generation !== this.generation) return;
+    this.keys = new Map(rows.map((r) => [r.record.id, r.record]));
+  }
+
+  private reload(): void {
+    this.load().catch((err: Error) => this.options.onError?.(err));
+  }
+
+  private async listen(): Promise<void> {
+    const client = new Client({
+      connectionString: this.db.options.url,
+      keepAlive: true,
+      application_name: 'sluice-api-keys',
+    });
+    let gone = false;
+    const lost = (err?: Error) => {
+      if (gone) return;
+      gone = true;
+      if (this.listener === client) this.listener = undefined;
+      client.end().catch(() => undefined);
+      if (err) this.options.onError?.(err);
+      this.retry();
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    client.on('notification', () => this.reload());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (err) {
+      gone = true;
+      await client.end().catch(() => undefined);
+      throw mapDatabaseError(err);
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.listener = client;
+    // Changes made while no connection listened were not heard.
+    this.reload();
+  }
+
+  private retry(): void {
+    if (this.closed || this.reconnect) return;
+    this.reconnect = setTimeout(() => {
+      this.reconnect = undefined;
+      this.listen().catch((err: Error) => {
+        this.options.onError?.(err);
+        this.retry();
+      });
+    }, 1000);
+    this.reconnect.unref();
+  }
+}
+
+/**
+ * The database's key table for `sluice keys` (AUTOMATION_DATABASE_URL set): the schema is brought
+ * up to date first; nothing is loaded or listened to. close() also closes the pool.
+ */
+export async function openPgKeyAdmin(settings: DatabaseSettings): Promise<PgKeyStore> {
+  const db = openPgDatabase(settings, { applicationName: 'sluice-keys' });
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  const store = new PgKeyStore(db);
+  const close = store.close.bind(store);
+  store.close = async () => {
+    await close();
+    await db.close();
+  };
+  return store;
+}
+
+/** Keys from the database first, then `fallback` (this node's own keys and SLUICE_ADMIN_TOKEN). */
+export function chainAuthenticators(first: Authenticator, fallback: Authenticator): Authenticator {
+  return { authenticate: (token) => first.authenticate(token) ?? fallback.authenticate(token) };
+}

@@ -1,0 +1,43 @@
+// The run queue several nodes share (PostgreSQL: src/automation/pg/run-queue.ts). The run service
+// depends on this port only: with one, a started run is queued and executed by whichever node
+// claims it; without one (LMDB, one node) runs go straight to this process's pool.
+
+export interface QueueClaim {
+  runId: string;
+  /** 1 for the first claim; each takeover adds one. */
+  attempt: number;
+  /** The run's lease had expired on another node: it is run again here. */
+  takeover: boolean;
+  previousNode: string | null;
+  /** A cancel was asked for before the claim. */
+  cancelRequested: boolean;
+}
+
+export type QueueCancel =
+  | { state: 'dequeued' }
+  | { state: 'signalled'; node: string }
+  | { state: 'finished' }
+  | { state: 'not_queued' }
+  | { state: 'unknown' };
+
+export interface SharedRunQueue {
+  readonly nodeId: string;
+  /** Queues a stored run; every node is woken. */
+  enqueue(runId: string): Promise<boolean>;
+  claim(limit: number): Promise<QueueClaim[]>;
+  /** False when this node no longer owns the run (taken over): its outcome must not count. */
+  complete(runId: string, status: string): Promise<boolean>;
+  /** Puts an owned run back in the queue. */
+  release(runId: string): Promise<boolean>;
+  /** Extends owned leases; resolves with the runs this node lost. */
+  renew(): Promise<string[]>;
+  cancel(runId: string): Promise<QueueCancel>;
+  /** Resolves once the run is done on any node. */
+  waitForDone(runId: string): Promise<unknown>;
+  /** Runs may be claimable. */
+  onWake(listener: () => void): void;
+  /** A cancel for a run this node owns. */
+  onCancel(listener: (runId: string) => void): void;
+  /** A run this node owned is no longer its own: stop executing it. */
+  onLost(listener: (runId: string) => void): void;
+}

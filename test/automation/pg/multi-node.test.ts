@@ -1,0 +1,339 @@
+// Two Sluice automation nodes, each its own process, on one private PostgreSQL and one shared
+// registry remote (each node clones it). The steps build on each other: (a) held runs fill both
+// nodes (each claims its pool's worth) and finish; list and details read the same on both; (b)
+// node A is SIGKILLed with runs in flight, B takes them over once their leases expire and runs
+// them (a run.taken_over event, attempt 2), none lost; (c) with B full, a synchronous start on B
+// is run by A and answered by B; (d) a run executing on A is cancelled through B; (e) PostgreSQL
+// is stopped: requests answer 503 database_unavailable, and succeed again once it is back.
+// The lease is 1s (a setting, not a margin): every step waits for the state it needs.
+import { after, before, describe, test } from 'node:test';
+import { strict as assert } from 'node:assert';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import pg from 'pg';
+import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { waitUntil, withinHang } from '../../helpers/wait.js';
+import { gitIn, release, workflowManifest } from '../registry-git.js';
+
+const TOKEN = `pg-nodes-${process.pid}-${Math.random().toString(36).slice(2)}`;
+const GATED = 'workflows.gated';
+const SOURCE = `import { existsSync } from 'node:fs';
+export default {
+  steps: [{ name: 'wait', async run(ctx) {
+    while (!existsSync(ctx.input.gate)) await ctx.sleep(10);
+    return { text: ctx.input.text };
+  } }],
+  output: (ctx) => ctx.steps.wait,
+};
+`;
+
+interface Node {
+  name: string;
+  url: string;
+  start(): Promise<void>;
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function automationNode(name: string, dir: string, env: Record<string, string>): Node {
+  let child: ChildProcess | undefined;
+  const node: Node = {
+    name,
+    url: '',
+    async start() {
+      const started = spawn(process.execPath, ['--import', 'tsx', 'test/automation/pg/node-child.ts'], {
+        env: {
+          ...process.env,
+          LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+          NODE_DATA_DIR: dir,
+          NODE_TOKEN: TOKEN,
+          AUTOMATION_NODE_ID: name,
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child = started;
+      let stderr = '';
+      started.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
+      // PG_NODES_LOG=<dir>: each node's log goes to <dir>/<name>.log as well (debugging).
+      if (process.env.PG_NODES_LOG) {
+        const out = createWriteStream(join(process.env.PG_NODES_LOG, `${name}.log`), { flags: 'a' });
+        started.stderr.pipe(out);
+      }
+      const line = await withinHang(
+        `node ${name} to listen`,
+        new Promise<string | undefined>((resolve) => {
+          createInterface({ input: started.stdout }).once('line', resolve);
+          started.once('exit', () => resolve(undefined));
+        }),
+      );
+      if (!line) throw new Error(`node ${name} exited before listening:\n${stderr}`);
+      node.url = JSON.parse(line).url as string;
+    },
+    async kill() {
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise((r) => c.once('exit', r));
+      c.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      const exited = new Promise((r) => c.once('exit', r));
+      c.kill('SIGTERM');
+      await withinHang(`node ${name} to stop`, exited).catch(() => c.kill('SIGKILL'));
+    },
+  };
+  return node;
+}
+
+async function api(node: Node, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${node.url}/api/v1${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, () => {
+  let server: PostgresServer;
+  let db: pg.Client;
+  let dir: string;
+  let a: Node;
+  let b: Node;
+  const gates: string[] = [];
+  const gate = () => {
+    const path = join(dir, `gate-${gates.length}`);
+    gates.push(path);
+    return path;
+  };
+  const start = async (node: Node, gatePath: string, text: string, query = '') => {
+    const r = await api(node, 'POST', `/runs${query}`, { target: GATED, input: { gate: gatePath, text } });
+    assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body));
+    return r.body.id as string;
+  };
+  const dump = async () =>
+    process.env.PG_NODES_LOG &&
+    console.error(
+      JSON.stringify(
+        (await db.query('SELECT id, queue_state, node, status, attempt FROM runs ORDER BY created_at')).rows,
+      ),
+    );
+  const claimed = async (ids: string[]) =>
+    (
+      await db.query<{ id: string; node: string }>(
+        `SELECT id, node FROM runs WHERE id = ANY($1) AND queue_state = 'claimed'`,
+        [ids],
+      )
+    ).rows;
+  const status = async (node: Node, id: string) => {
+    await dump();
+    return (await api(node, 'GET', `/runs/${id}`)).body?.execution?.status as string | undefined;
+  };
+
+  before(async () => {
+    server = await startPostgres();
+    const url = await server.createDatabase();
+    db = new pg.Client({ connectionString: url });
+    await db.connect();
+    // This client is cut off when the server stops in (e); the test no longer needs it then.
+    db.on('error', () => undefined);
+    dir = mkdtempSync(join(tmpdir(), 'sluice-pg-nodes-'));
+    // The registry remote both nodes clone: one workflow, released as 1.0.0.
+    const remote = join(dir, 'registry');
+    gitIn(dir, ['init', '-q', '-b', 'main', remote]);
+    writeFileSync(join(remote, 'automation.json'), '{"schemaVersion":1,"platformVersion":"1"}\n');
+    release(remote, {
+      'workflows/gated/manifest.json': workflowManifest('Gated', {
+        inputSchema: { type: 'object', required: ['gate', 'text'] },
+      }),
+      'workflows/gated/index.js': SOURCE,
+    });
+    gitIn(remote, ['tag', '-a', `${GATED}@1.0.0`, '-m', 'gated']);
+    const env = {
+      AUTOMATION_DATABASE_URL: url,
+      AUTOMATION_REGISTRY_URL: remote,
+      AUTOMATION_SEED_BUILTINS: 'false',
+      AUTOMATION_POOL_THREADS: '2',
+      AUTOMATION_RUN_LEASE: '1s',
+      AUTOMATION_CANCEL_GRACE: '300ms',
+      AUTOMATION_DATABASE_CONNECT_TIMEOUT: '1s',
+    };
+    a = automationNode('a', join(dir, 'a'), env);
+    b = automationNode('b', join(dir, 'b'), env);
+    await a.start();
+    await b.start();
+  });
+
+  after(async () => {
+    for (const g of gates) writeFileSync(g, '');
+    await a?.stop();
+    await b?.stop();
+    await db?.end().catch(() => undefined);
+    await server?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('(a) both nodes execute runs; list and details are the same on both', async () => {
+    const g = gate();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await start(i % 2 ? b : a, g, `r${i}`));
+    // Each node claims at most its pool's worth (2), so four held runs take both nodes.
+    const rows = await waitUntil('four runs claimed', async () => {
+      await dump();
+      const r = await claimed(ids);
+      return r.length === 4 && r;
+    });
+    assert.deepEqual(rows.map((r) => r.node).sort(), ['a', 'a', 'b', 'b']);
+    writeFileSync(g, '');
+    for (const id of ids)
+      await waitUntil(`run ${id} completed`, async () => (await status(a, id)) === 'completed');
+    const listA = await api(a, 'GET', '/runs?limit=50');
+    const listB = await api(b, 'GET', '/runs?limit=50');
+    assert.equal(listA.status, 200);
+    assert.deepEqual(listA.body, listB.body);
+    for (const id of ids) {
+      for (const part of ['', '/events', '/steps']) {
+        const [fromA, fromB] = [
+          await api(a, 'GET', `/runs/${id}${part}`),
+          await api(b, 'GET', `/runs/${id}${part}`),
+        ];
+        assert.equal(fromA.status, 200);
+        assert.deepEqual(fromA.body, fromB.body);
+      }
+      const da = await api(a, 'GET', `/runs/${id}`);
+      assert.deepEqual(da.body.output, { text: `r${ids.indexOf(id)}` });
+    }
+  });
+
+  test('(b) a killed node’s runs are taken over and finish on the other, none lost', async () => {
+    const g = gate();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await start(b, g, `k${i}`));
+    const rows = await waitUntil('four runs claimed', async () => {
+      const r = await claimed(ids);
+      return r.length === 4 && r;
+    });
+    const onA = rows.filter((r) => r.node === 'a').map((r) => r.id);
+    assert.equal(onA.length, 2);
+    await a.kill();
+    writeFileSync(g, '');
+    for (const id of ids)
+      await waitUntil(`run ${id} completed`, async () => (await status(b, id)) === 'completed');
+    for (const id of onA) {
+      const list = (await api(b, 'GET', `/runs/${id}/events`)).body.events as any[];
+      const taken = list.filter((e) => e.type === 'run.taken_over');
+      assert.equal(taken.length, 1, JSON.stringify(list));
+      assert.equal(taken[0].metadata.previousNode, 'a');
+      assert.equal(list.filter((e) => e.type === 'run.completed').length, 1);
+    }
+    const attempts = await db.query<{ id: string; attempt: number; node: string }>(
+      'SELECT id, attempt, node FROM runs WHERE id = ANY($1)',
+      [ids],
+    );
+    for (const r of attempts.rows) assert.equal(r.attempt, onA.includes(r.id) ? 2 : 1);
+    assert.ok(attempts.rows.every((r) => r.node === 'b'));
+  });
+
+  test('(c) a synchronous start on B, run by A, is answered by B; (d) cancel through B of a run on A', async () => {
+    // A is down: two held runs fill B; then A comes back and is the only node with room.
+    const hold = gate();
+    const held = [await start(b, hold, 'h0'), await start(b, hold, 'h1')];
+    await waitUntil('B full', async () => (await claimed(held)).length === 2);
+    await a.start();
+    const g = gate();
+    const sync = api(b, 'POST', '/runs?wait_for_completion=60', {
+      target: GATED,
+      input: { gate: g, text: 's' },
+    });
+    const running = await waitUntil('the sync run claimed by A', async () => {
+      const r = await db.query<{ id: string; node: string }>(
+        `SELECT id, node FROM runs WHERE queue_state = 'claimed' AND NOT (id = ANY($1))`,
+        [held],
+      );
+      return r.rows[0];
+    });
+    assert.equal(running.node, 'a');
+    writeFileSync(g, '');
+    const answer = await sync;
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.execution.status, 'completed');
+    assert.deepEqual(answer.body.output, { text: 's' });
+
+    const c = gate();
+    const id = await start(b, c, 'c');
+    await waitUntil('A runs it', async () => (await status(b, id)) === 'running');
+    assert.equal((await claimed([id]))[0]?.node, 'a');
+    const cancel = await api(b, 'POST', `/runs/${id}/cancel`);
+    assert.ok(cancel.status < 300, JSON.stringify(cancel.body));
+    await waitUntil('the run cancelled', async () => (await status(a, id)) === 'cancelled');
+    writeFileSync(hold, '');
+    for (const h of held)
+      await waitUntil(`run ${h} completed`, async () => (await status(a, h)) === 'completed');
+  });
+
+  test('(e) PostgreSQL stopped under load: 503 database_unavailable, then success without a restart', async () => {
+    const open = gate();
+    writeFileSync(open, '');
+    // Four clients (two per node) start runs and read them and the list, until told to stop.
+    const seen: { node: string; status: number; body: any; at: 'up' | 'down' | 'back' }[] = [];
+    const started: string[] = [];
+    let phase: 'up' | 'down' | 'back' = 'up';
+    let stop = false;
+    const client = async (node: Node) => {
+      while (!stop) {
+        const at = phase;
+        const r = await api(node, 'POST', '/runs', { target: GATED, input: { gate: open, text: 'load' } });
+        seen.push({ node: node.name, status: r.status, body: r.body, at });
+        if (r.status === 201) {
+          started.push(r.body.id as string);
+          const one = await api(node, 'GET', `/runs/${r.body.id}`);
+          seen.push({ node: node.name, status: one.status, body: one.body, at });
+        }
+        const list = await api(node, 'GET', '/runs?limit=5');
+        seen.push({ node: node.name, status: list.status, body: list.body, at });
+      }
+    };
+    const clients = [client(a), client(b), client(a), client(b)];
+    const count = (at: string, ok: (s: number) => boolean, node?: string) =>
+      seen.filter((x) => x.at === at && ok(x.status) && (!node || x.node === node)).length;
+    await waitUntil('requests succeeding', () => count('up', (s) => s < 300) >= 8);
+    phase = 'down';
+    await server.shutdown();
+    await waitUntil('503s from both nodes', () =>
+      ['a', 'b'].every((n) => count('down', (s) => s === 503, n) >= 2),
+    );
+    await server.start();
+    phase = 'back';
+    await waitUntil('both nodes succeed again', () =>
+      ['a', 'b'].every((n) => count('back', (s) => s < 300, n) >= 4),
+    );
+    stop = true;
+    await Promise.all(clients);
+    for (const x of seen) {
+      assert.ok([200, 201, 503].includes(x.status), JSON.stringify(x));
+      if (x.status === 503) {
+        assert.equal(x.body.issues[0].code, 'database_unavailable', JSON.stringify(x.body));
+        assert.match(x.body.issues[0].message, /PostgreSQL/);
+      }
+    }
+    // Every run that was accepted finishes; none is lost.
+    for (const id of started)
+      await waitUntil(`run ${id} completed`, async () => (await status(a, id)) === 'completed');
+    const r = await api(b, 'POST', '/runs?wait_for_completion=60', {
+      target: GATED,
+      input: { gate: open, text: 'after' },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.output, { text: 'after' });
+  });
+});

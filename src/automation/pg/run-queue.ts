@@ -353,6 +353,14 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     return (rowCount ?? 0) > 0;
   }
 
+  /**
+   * Stops renewing a run this node owns without touching its row (the database may be down):
+   * its lease lapses and a claim takes it over, on any node, this one included.
+   */
+  forget(runId: string): void {
+    this.owned.delete(runId);
+  }
+
   /** Asks for a run's cancellation, from any node. */
   async cancel(runId: string): Promise<CancelOutcome> {
     return this.db.transaction(async (tx) => {
@@ -581,6 +589,7 @@ export function queuePort(queue: PgRunQueue): SharedRunQueue {
     claim: (limit) => queue.claim(limit),
     complete: (runId, status) => queue.complete(runId, status),
     release: (runId) => queue.release(runId),
+    forget: (runId) => queue.forget(runId),
     renew: () => queue.renew(),
     cancel: (runId) => queue.cancel(runId),
     waitForDone: (runId) => queue.waitForDone(runId),

@@ -167,6 +167,25 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   }
 
   /**
+   * Queues stored runs that were never queued: a node stores a run, then queues it in a second
+   * statement, and a database outage (or the node's end) between the two leaves the run
+   * unqueued. Queueing twice is harmless (enqueue keeps a queued or claimed run as it is), so
+   * runs being started right now on another node may be queued here too. Returns how many.
+   */
+  async requeueStranded(): Promise<number> {
+    const { rows } = await run(() =>
+      this.db.query<{ n: string }>(
+        `WITH stranded AS (
+           UPDATE runs SET queue_state = 'queued', queued_at = clock_timestamp()
+           WHERE queue_state IS NULL AND status IN ('created', 'pending') AND NOT cancel_requested
+           RETURNING id)
+         SELECT count(*) AS n, pg_notify('${WAKE}', '') FROM stranded HAVING count(*) > 0`,
+      ),
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
    * Claims up to `limit` runs: expired leases first (takeovers), then the oldest queued runs
    * that the concurrency limits allow.
    */

@@ -11,6 +11,7 @@ import type { AutomationStores } from '../../src/automation/stores.js';
 import { openPgStores } from '../../src/automation/pg/stores/index.js';
 import { listQuery } from '../../src/automation/pg/stores/runs.js';
 import type { RunListQuery } from '../../src/automation/runs/list.js';
+import { emptyDetail } from '../../src/automation/runs/types.js';
 import { postgresSkip, startPostgres, type PostgresServer } from '../helpers/postgres.js';
 import { automationStoreContract } from './contracts/automation-store.contract.js';
 import { blobStoreContract } from './contracts/blob-store.contract.js';
@@ -19,8 +20,8 @@ import { exampleStoreContract } from './contracts/example-store.contract.js';
 import { experimentStoreContract } from './contracts/experiment-store.contract.js';
 import { fileStoreContract } from './contracts/file-store.contract.js';
 import { reviewStoreContract } from './contracts/review-store.contract.js';
-import { runStoreContract } from './contracts/run-store.contract.js';
-import { scoreStoreContract } from './contracts/score-store.contract.js';
+import { contractRun, runStoreContract } from './contracts/run-store.contract.js';
+import { result, scoreStoreContract } from './contracts/score-store.contract.js';
 
 let server: PostgresServer | undefined;
 let starting: Promise<PostgresServer> | undefined;
@@ -91,6 +92,67 @@ describe('PostgreSQL stores', { skip: postgresSkip }, () => {
     return { store: s.examples, blobs: s.blobs, close: s.close };
   });
 
+  // jsonb cannot hold U+0000 (PostgreSQL's text type has no NUL), but JSON can and run inputs,
+  // outputs and events are the caller's data: they must read back as written, as on LMDB.
+  it('keeps records whose strings hold U+0000', async () => {
+    const s = await openStores();
+    try {
+      const nul = 'a\u0000b';
+      const run = contractRun('t1', 1, { output: { text: nul }, error: nul, version: nul });
+      const detail = { ...emptyDetail(), input: { args: { text: nul }, files: [], metadata: {} } };
+      const event = { seq: 1, type: 'run.log', timestamp: new Date(0).toISOString(), message: nul };
+      await s.runs.create(run, detail, [event]);
+      await s.runs.appendEvent(run.id, { ...event, seq: 2 });
+      assert.deepEqual(await s.runs.get(run.id), run);
+      assert.deepEqual(await s.runs.getDetail(run.id), detail);
+      assert.deepEqual(await s.runs.events(run.id), [event, { ...event, seq: 2 }]);
+      assert.deepEqual(
+        (
+          await s.runs.list({
+            tenant: 't1',
+            limit: 10,
+            sort: 'createdAt',
+            order: 'desc',
+            reviewNoteContains: 'good',
+          })
+        ).runs,
+        [run],
+      );
+      const score = result(run.id, '000_a', { details: { text: nul } });
+      await s.scores.record([score]);
+      assert.deepEqual(await s.scores.list(run.id), [score]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a page with conditions no index serves stops at the scan limit; the cursor carries the scan on', async () => {
+    const t = await openDb();
+    try {
+      const store = openPgStores(t.db, { listScanLimit: 3 }).runs;
+      const runs = Array.from({ length: 12 }, (_, i) => contractRun('t1', i));
+      for (const r of runs) await store.create(r, emptyDetail(), []);
+      const q: RunListQuery = { tenant: 't1', limit: 2, sort: 'createdAt', order: 'asc', hasReview: true };
+      const seen: string[] = [];
+      let page = await store.list(q);
+      assert.ok(page.runs.length < 2 && page.nextCursor !== null, 'the first page stops at the scan limit');
+      for (;;) {
+        seen.push(...page.runs.map((r) => r.id));
+        if (page.nextCursor === null) break;
+        page = await store.list({ ...q, cursor: page.nextCursor });
+      }
+      assert.deepEqual(
+        seen,
+        runs.filter((r) => r.review !== null).map((r) => r.id),
+      );
+      // Without such conditions the page is not bounded: it is full.
+      const { hasReview: _, ...plain } = q;
+      assert.equal((await store.list({ ...plain, limit: 5 })).runs.length, 5);
+    } finally {
+      await t.close();
+    }
+  });
+
   describe('run list queries', () => {
     let t: Awaited<ReturnType<typeof openDb>>;
     before(async () => {
@@ -99,11 +161,11 @@ describe('PostgreSQL stores', { skip: postgresSkip }, () => {
       // the list reads matter here), then ANALYZE so the planner knows the table's size.
       await t.db.query(
         `INSERT INTO runs (id, tenant, automation_id, type, status, trigger_type, triggered_by,
-           created_at, completed_at, sample_rank, record)
+           created_at, completed_at, sample_rank, record, list_fields)
          SELECT 'exec_' || lpad(i::text, 8, '0'), 't' || (i % 10), 'wf_' || (i % 20), 'workflow',
            (ARRAY['completed', 'failed', 'running'])[1 + i % 3], 'api', 'alice',
            1700000000000 + i * 1000, 1700000000500 + i * 1000, (i % 100) / 100.0,
-           jsonb_build_object('id', 'exec_' || lpad(i::text, 8, '0'))
+           json_build_object('id', 'exec_' || lpad(i::text, 8, '0')), '{}'
          FROM generate_series(1, 20000) AS i`,
       );
       await t.db.query('ANALYZE runs');

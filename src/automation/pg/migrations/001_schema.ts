@@ -1,7 +1,9 @@
 // Schema 1: every automation record. A TypeScript module rather than a .sql file so that it ships
 // in the build (tsc emits only .ts). Each table keeps as columns what queries filter or sort
-// on (tenant, automation, status, times, ids) and the full record as jsonb, the shape the
-// stores read and write; times that the records keep as epoch milliseconds stay bigint so that
+// on (tenant, automation, status, times, ids) and the full record as json, the shape the
+// stores read and write (json, not jsonb: jsonb cannot hold U+0000, which callers' inputs,
+// outputs and events may contain; records are read whole, and filtered on only by the run
+// list's review and source-ref conditions); times that the records keep as epoch milliseconds stay bigint so that
 // cursors compare exactly. Ids that orders end on are COLLATE "C" (byte order), the order the
 // LMDB stores and the JavaScript callers compare strings in, whatever the database's locale.
 // Never edit a migration that shipped: add the next one.
@@ -21,7 +23,7 @@ CREATE TABLE automations (
   slug text NOT NULL,
   status text NOT NULL,
   updated_at timestamptz NOT NULL,
-  record jsonb NOT NULL
+  record json NOT NULL
 );
 CREATE INDEX automations_slug ON automations (type, slug);
 
@@ -36,7 +38,7 @@ CREATE TABLE automation_versions (
   sort_key text COLLATE "C" NOT NULL,
   version text NOT NULL,
   commit_sha text NOT NULL,
-  record jsonb NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (automation_id, sort_key)
 );
 
@@ -69,7 +71,11 @@ CREATE TABLE runs (
   created_at bigint NOT NULL,
   completed_at bigint,
   sample_rank double precision NOT NULL,
-  record jsonb NOT NULL,
+  record json NOT NULL,
+  -- What the run list's review and source-ref filters read (the review summary, version and
+  -- git refs), as jsonb with U+0000 replaced: json operators on the record itself would fail
+  -- on a record holding U+0000 anywhere.
+  list_fields jsonb NOT NULL DEFAULT '{}',
   queue_state text CHECK (queue_state IN ('queued', 'claimed', 'done')),
   queued_at timestamptz,
   node text,
@@ -98,13 +104,13 @@ CREATE INDEX runs_claimed_automation ON runs (automation_id) WHERE queue_state =
 
 CREATE TABLE run_details (
   run_id text PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
-  detail jsonb NOT NULL
+  detail json NOT NULL
 );
 
 CREATE TABLE run_events (
   run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
   seq integer NOT NULL,
-  event jsonb NOT NULL,
+  event json NOT NULL,
   PRIMARY KEY (run_id, seq)
 );
 
@@ -112,7 +118,7 @@ CREATE TABLE run_events (
 CREATE TABLE scores (
   run_id text NOT NULL,
   id text COLLATE "C" NOT NULL,
-  record jsonb NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (run_id, id)
 );
 
@@ -120,7 +126,7 @@ CREATE TABLE reviews (
   tenant text NOT NULL,
   run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
   automation_id text NOT NULL,
-  record jsonb NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (tenant, run_id)
 );
 
@@ -161,7 +167,7 @@ CREATE TABLE files (
   tenant text NOT NULL,
   sha256 text NOT NULL,
   created_at timestamptz NOT NULL,
-  record jsonb NOT NULL
+  record json NOT NULL
 );
 CREATE INDEX files_tenant_created ON files (tenant, created_at DESC, id DESC);
 
@@ -171,7 +177,7 @@ CREATE TABLE file_uploads (
   idempotency_key text,
   state text NOT NULL,
   expires_at bigint NOT NULL,
-  record jsonb NOT NULL
+  record json NOT NULL
 );
 CREATE UNIQUE INDEX file_uploads_key ON file_uploads (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL;
 CREATE INDEX file_uploads_expiry ON file_uploads (expires_at);
@@ -182,7 +188,7 @@ CREATE TABLE dataset_examples (
   id text COLLATE "C" NOT NULL,
   name text NOT NULL,
   row_order double precision,
-  record jsonb NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (tenant, automation_id, id)
 );
 CREATE INDEX dataset_examples_order ON dataset_examples (tenant, automation_id, row_order, id);
@@ -192,7 +198,7 @@ CREATE TABLE evaluator_configs (
   tenant text NOT NULL,
   automation_id text NOT NULL,
   updated_at timestamptz NOT NULL,
-  record jsonb NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (tenant, automation_id)
 );
 
@@ -202,7 +208,7 @@ CREATE TABLE experiments (
   automation_id text NOT NULL,
   status text NOT NULL,
   created_at bigint NOT NULL,
-  record jsonb NOT NULL,
+  record json NOT NULL,
   PRIMARY KEY (tenant, id)
 );
 CREATE INDEX experiments_automation ON experiments (tenant, automation_id, created_at DESC, id DESC);

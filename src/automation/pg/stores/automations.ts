@@ -65,13 +65,18 @@ export class PgAutomationStore implements AutomationStore {
       );
       await tx.query('DELETE FROM automation_versions WHERE automation_id = $1', [record.id]);
       // The same sort key twice: the later version wins, as LMDB's put does.
-      const byKey = new Map(versions.map((v) => [versionSortKey(v.version), v]));
-      if (byKey.size > 0)
+      const last = [...new Map(versions.map((v) => [versionSortKey(v.version), v])).values()];
+      if (last.length > 0)
         await tx.query(
           `INSERT INTO automation_versions (automation_id, sort_key, version, commit_sha, record)
-           SELECT $1, k, e ->> 'version', coalesce(e ->> 'commit', ''), e
-           FROM unnest($2::text[], $3::jsonb[]) AS v (k, e)`,
-          [record.id, [...byKey.keys()], [...byKey.values()].map((v) => JSON.stringify(v))],
+           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::json[])`,
+          [
+            record.id,
+            last.map((v) => versionSortKey(v.version)),
+            last.map((v) => v.version),
+            last.map((v) => v.commit),
+            last.map((v) => JSON.stringify(v)),
+          ],
         );
     });
   }

@@ -1,5 +1,5 @@
 // Dataset examples in PostgreSQL: a `dataset_examples` row per (tenant, automation, id), the record
-// as jsonb. Every change is one transaction with the reference counts of the blobs the example's
+// as json. Every change is one transaction with the reference counts of the blobs the example's
 // files name (blob-refs.ts); a changed example is locked (FOR UPDATE) while it is read and
 // written, so a read-modify-write on one node never loses another node's.
 

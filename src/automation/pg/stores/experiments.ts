@@ -1,5 +1,5 @@
 // Experiments and evaluator configurations in PostgreSQL: a row each under its tenant's key, the
-// record as jsonb; every read names the tenant, so another tenant's is simply absent.
+// record as json; every read names the tenant, so another tenant's is simply absent.
 
 import type { EvaluatorConfigStore, StoredEvaluatorConfig } from '../../experiments/evaluator-store.js';
 import type { ExperimentStore } from '../../experiments/store.js';

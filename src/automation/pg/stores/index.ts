@@ -20,14 +20,20 @@ export { PgFileStore, PgReviewStore, PgRunStore, PgScoreStore };
  * the LMDB stores' close closes their environment: close the run queue, which shares the pool,
  * first.
  */
-export function openPgStores(db: PgDatabase, options: { blobChunkBytes?: number } = {}): AutomationStores {
+export function openPgStores(
+  db: PgDatabase,
+  options: { listScanLimit?: number; blobChunkBytes?: number } = {},
+): AutomationStores {
   const blobs = new PgBlobStore(
     db,
     options.blobChunkBytes === undefined ? {} : { chunkBytes: options.blobChunkBytes },
   );
   return {
     automations: new PgAutomationStore(db),
-    runs: new PgRunStore(db),
+    runs: new PgRunStore(
+      db,
+      options.listScanLimit === undefined ? {} : { listScanLimit: options.listScanLimit },
+    ),
     scores: new PgScoreStore(db),
     files: new PgFileStore(db, blobs),
     examples: new PgExampleStore(db, blobs),

@@ -1,11 +1,12 @@
 // Runs in PostgreSQL (docs/automation.md, "Several nodes (PostgreSQL)"). A run is a `runs` row:
-// the record as jsonb plus the columns the list indexes and the queue read (tenant, automation,
+// the record as json plus the columns the list indexes and the queue read (tenant, automation,
 // status, trigger, batch, example, times, sample rank). The queue columns (queue_state, node,
 // lease, attempt, cancel_requested) belong to run-queue.ts: this store never writes them, so an
 // update of the record cannot undo a claim, and the queue reads `status` as this store wrote it.
 // A list page is one SQL query: every filter in its WHERE, `tenant = $1` first, ordered by
 // (sort key, id) with the cursor as a row comparison, so it is a range scan of the index that
-// starts with (tenant, [filter column,] created_at | completed_at, id).
+// starts with (tenant, [filter column,] created_at | completed_at, id). Filters no index serves
+// apply to a bounded number of rows read in that order (listScanLimit, as LmdbRunStore's).
 
 import { decodeCursor, encodeCursor, type RunListPage, type RunListQuery } from '../../runs/list.js';
 import type { RunStore } from '../../runs/store.js';
@@ -34,7 +35,16 @@ function columns(run: RunRecord): unknown[] {
     run.completedAt,
     run.sampleRank,
     JSON.stringify(run),
+    listFields(run),
   ];
+}
+
+/** The list_fields column: what the review and source-ref filters read, without U+0000. */
+function listFields(run: RunRecord): string {
+  const { review, version, git } = run;
+  return JSON.stringify({ review, version, git }, (_key, value: unknown) =>
+    typeof value === 'string' ? value.replaceAll('\u0000', '\uFFFD') : value,
+  );
 }
 
 const COLUMN_NAMES = [
@@ -51,6 +61,7 @@ const COLUMN_NAMES = [
   'completed_at',
   'sample_rank',
   'record',
+  'list_fields',
 ];
 
 /** `UPDATE runs SET …` of every record column; id is $1. */
@@ -67,10 +78,15 @@ export function runRecordWriter(run: RunRecord): (q: Queryable) => Promise<unkno
   return (q) => q.query(`UPDATE runs SET ${SET_COLUMNS} WHERE id = $1`, values);
 }
 
-/** A WHERE clause under construction: conditions joined by AND, values numbered in order. */
+/**
+ * A WHERE clause under construction: conditions joined by AND, values numbered in order.
+ * Residual conditions are those no index serves (the run's review and source ref, a substring
+ * of the example id): a page with any of them scans a bounded number of rows (listQuery).
+ */
 class Where {
   readonly values: unknown[] = [];
-  private readonly parts: string[] = [];
+  readonly parts: string[] = [];
+  readonly residual: string[] = [];
 
   /** `$n` of a new parameter. */
   param(value: unknown): string {
@@ -82,16 +98,18 @@ class Where {
     this.parts.push(condition);
   }
 
-  toString(): string {
-    return this.parts.join(' AND ');
+  addResidual(condition: string): void {
+    this.residual.push(condition);
   }
 }
 
-const REVIEW = "(record -> 'review')";
+const and = (conditions: string[]) => (conditions.length > 0 ? conditions.join(' AND ') : 'true');
+
+const REVIEW = "(list_fields -> 'review')";
 const HAS_REVIEW = `jsonb_typeof(${REVIEW}) = 'object'`;
 
-/** Adds every filter of the query except the cursor and the sort key's presence. */
-function addFilters(w: Where, q: RunListQuery): void {
+/** Adds the filters on indexed columns (all but the cursor and the sort key's presence). */
+function addIndexed(w: Where, q: RunListQuery): void {
   w.add(`tenant = ${w.param(q.tenant)}`);
   // One value is an equality, so the planner can walk that column's index in (time, id)
   // order; with several it reads each value's range and sorts.
@@ -107,20 +125,6 @@ function addFilters(w: Where, q: RunListQuery): void {
   any('triggered_by', q.triggeredBy);
   any('batch_id', q.batchIds);
   any('example_id', q.exampleIds);
-  if (q.sourceRef !== undefined) {
-    const r = w.param(q.sourceRef);
-    const refs = [
-      `record ->> 'version' = ${r}`,
-      `record -> 'git' ->> 'requestedRef' = ${r}`,
-      `record -> 'git' ->> 'resolvedRef' = ${r}`,
-      `record -> 'git' ->> 'resolvedTag' = ${r}`,
-    ];
-    // A commit prefix counts from 7 characters (list.ts `matches`).
-    if (q.sourceRef.length >= 7) refs.push(`starts_with(record -> 'git' ->> 'commitSha', ${r})`);
-    w.add(`(${refs.join(' OR ')})`);
-  }
-  if (q.exampleIdContains !== undefined)
-    w.add(`strpos(coalesce(example_id, ''), ${w.param(q.exampleIdContains)}) > 0`);
   if (q.createdFrom !== undefined) w.add(`created_at >= ${w.param(q.createdFrom)}`);
   if (q.createdTo !== undefined) w.add(`created_at <= ${w.param(q.createdTo)}`);
   if (q.completedFrom !== undefined || q.completedTo !== undefined) w.add('completed_at IS NOT NULL');
@@ -129,20 +133,40 @@ function addFilters(w: Where, q: RunListQuery): void {
   if (q.experiments === false) w.add('batch_id IS NULL');
   if (q.createdAfterExclusive !== undefined) w.add(`created_at > ${w.param(q.createdAfterExclusive)}`);
   if (q.sampleRate !== undefined) w.add(`sample_rank < ${w.param(q.sampleRate)}`);
-  if (q.hasReview === true) w.add(HAS_REVIEW);
-  if (q.hasReview === false) w.add(`NOT (${HAS_REVIEW})`);
+}
+
+/** Adds the filters no index serves: source ref, example id substring, review fields. */
+function addResiduals(w: Where, q: RunListQuery): void {
+  if (q.sourceRef !== undefined) {
+    const r = w.param(q.sourceRef);
+    const refs = [
+      `list_fields ->> 'version' = ${r}`,
+      `list_fields -> 'git' ->> 'requestedRef' = ${r}`,
+      `list_fields -> 'git' ->> 'resolvedRef' = ${r}`,
+      `list_fields -> 'git' ->> 'resolvedTag' = ${r}`,
+    ];
+    // A commit prefix counts from 7 characters (list.ts `matches`).
+    if (q.sourceRef.length >= 7) refs.push(`starts_with(list_fields -> 'git' ->> 'commitSha', ${r})`);
+    w.addResidual(`(${refs.join(' OR ')})`);
+  }
+  if (q.exampleIdContains !== undefined)
+    w.addResidual(`strpos(coalesce(example_id, ''), ${w.param(q.exampleIdContains)}) > 0`);
+  if (q.hasReview === true) w.addResidual(HAS_REVIEW);
+  if (q.hasReview === false) w.addResidual(`NOT (${HAS_REVIEW})`);
   if (q.hasCorrections !== undefined)
-    w.add(
+    w.addResidual(
       `coalesce((${REVIEW} ->> 'hasCorrections')::boolean, false) = ${w.param(q.hasCorrections)}::boolean`,
     );
   if (q.reviewStatuses)
-    w.add(`${HAS_REVIEW} AND ${REVIEW} ->> 'status' = ANY(${w.param(q.reviewStatuses)}::text[])`);
+    w.addResidual(`${HAS_REVIEW} AND ${REVIEW} ->> 'status' = ANY(${w.param(q.reviewStatuses)}::text[])`);
   if (q.reviewVerdicts)
-    w.add(
+    w.addResidual(
       `${HAS_REVIEW} AND coalesce(${REVIEW} ->> 'verdict', 'nit') = ANY(${w.param(q.reviewVerdicts)}::text[])`,
     );
   if (q.reviewNoteContains !== undefined)
-    w.add(`strpos(lower(coalesce(${REVIEW} ->> 'note', '')), lower(${w.param(q.reviewNoteContains)})) > 0`);
+    w.addResidual(
+      `strpos(lower(coalesce(${REVIEW} ->> 'note', '')), lower(${w.param(q.reviewNoteContains)})) > 0`,
+    );
   for (const [range, field] of [
     [q.reviewCreated, 'createdAt'],
     [q.reviewUpdated, 'updatedAt'],
@@ -150,34 +174,94 @@ function addFilters(w: Where, q: RunListQuery): void {
   ] as const) {
     if (!range || (range[0] === undefined && range[1] === undefined)) continue;
     const value = `(${REVIEW} ->> '${field}')::numeric`;
-    w.add(`${HAS_REVIEW} AND ${value} IS NOT NULL`);
-    if (range[0] !== undefined) w.add(`${value} >= ${w.param(range[0])}`);
-    if (range[1] !== undefined) w.add(`${value} <= ${w.param(range[1])}`);
+    w.addResidual(`${HAS_REVIEW} AND ${value} IS NOT NULL`);
+    if (range[0] !== undefined) w.addResidual(`${value} >= ${w.param(range[0])}`);
+    if (range[1] !== undefined) w.addResidual(`${value} <= ${w.param(range[1])}`);
   }
 }
 
-/** The run list query (exported for the EXPLAIN test): SQL text and its parameters. */
-export function listQuery(q: RunListQuery): { text: string; values: unknown[] } {
+interface Sql {
+  text: string;
+  values: unknown[];
+}
+
+/** The query's conditions, its sort key column and directions. */
+function listWhere(q: RunListQuery, residual = true) {
   const cursor = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined;
   const key = q.sort === 'completedAt' ? 'completed_at' : 'created_at';
-  const dir = q.order === 'desc' ? 'DESC' : 'ASC';
   const w = new Where();
-  addFilters(w, q);
+  addIndexed(w, q);
+  if (residual) addResiduals(w, q);
   if (q.sort === 'completedAt') w.add('completed_at IS NOT NULL');
   if (cursor)
     w.add(
       `(${key}, id) ${q.order === 'desc' ? '<' : '>'} (${w.param(cursor.sortKey)}::bigint, ${w.param(cursor.id)}::text)`,
     );
-  const offset = cursor ? 0 : Math.max(0, q.offset ?? 0);
-  // One row past the page says whether a next page exists.
+  const dir = q.order === 'desc' ? 'DESC' : 'ASC';
+  return {
+    w,
+    key,
+    dir,
+    rev: q.order === 'desc' ? 'ASC' : 'DESC',
+    offset: cursor ? 0 : Math.max(0, q.offset ?? 0),
+  };
+}
+
+/**
+ * The run list query (exported for the EXPLAIN test): rows are the page's records with their
+ * sort key `k` and id, at most `limit + 1` (the extra one says a next page exists). With
+ * residual conditions and a scan limit, they apply to the first `scanLimit` rows that match
+ * the indexed ones: the scan stops when the page is full or at the limit, whichever is first
+ * (the subquery is read lazily, in index order).
+ */
+export function listQuery(q: RunListQuery, scanLimit?: number): Sql {
+  const { w, key, dir, offset } = listWhere(q);
+  const bounded = w.residual.length > 0 && scanLimit !== undefined && !q.ids;
+  const source = bounded
+    ? `(SELECT * FROM runs WHERE ${and(w.parts)} ORDER BY ${key} ${dir}, id ${dir} LIMIT ${w.param(scanLimit)}) AS r`
+    : 'runs';
+  const where = bounded ? and(w.residual) : and([...w.parts, ...w.residual]);
   const text =
-    `SELECT record FROM runs WHERE ${w} ORDER BY ${key} ${dir}, id ${dir} ` +
+    `SELECT record, ${key} AS k, id FROM ${source} WHERE ${where} ORDER BY ${key} ${dir}, id ${dir} ` +
     `LIMIT ${w.param(q.limit + 1)}${offset > 0 ? ` OFFSET ${w.param(offset)}` : ''}`;
   return { text, values: w.values };
 }
 
+/**
+ * For a bounded page that came out short: the last of the first `scanLimit` rows matching the
+ * indexed conditions and how many there are (fewer than the limit: the scan reached the end).
+ */
+function scanEndQuery(q: RunListQuery, scanLimit: number): Sql {
+  const { w, key, dir, rev } = listWhere(q, false);
+  const text = `SELECT k, id, count(*) OVER () AS n FROM (
+      SELECT ${key} AS k, id FROM runs WHERE ${and(w.parts)} ORDER BY ${key} ${dir}, id ${dir}
+      LIMIT ${w.param(scanLimit)}) AS r
+    ORDER BY k ${rev}, id ${rev} LIMIT 1`;
+  return { text, values: w.values };
+}
+
+/** Whether listQuery bounds the scan of `q`. */
+const isBounded = (q: RunListQuery) => !q.ids && listWhere(q).w.residual.length > 0;
+
+type ListRow = { record: RunRecord; k: string; id: string };
+
+export interface PgRunStoreOptions {
+  /**
+   * A list page with conditions no index serves reads at most this many runs even if it is not
+   * full (its cursor then points where it stopped), as LmdbRunStore's listScanLimit.
+   */
+  listScanLimit?: number;
+}
+
 export class PgRunStore implements RunStore {
-  constructor(private readonly db: PgDatabase) {}
+  private readonly scanLimit: number;
+
+  constructor(
+    private readonly db: PgDatabase,
+    options: PgRunStoreOptions = {},
+  ) {
+    this.scanLimit = options.listScanLimit ?? 20_000;
+  }
 
   async get(id: string): Promise<RunRecord | undefined> {
     const { rows } = await this.db.query<{ record: RunRecord }>('SELECT record FROM runs WHERE id = $1', [
@@ -256,29 +340,38 @@ export class PgRunStore implements RunStore {
   }
 
   async list(q: RunListQuery): Promise<RunListPage> {
-    const { text, values } = listQuery(q);
-    const { rows } = await this.db.query<{ record: RunRecord }>(text, values);
-    const runs = rows.slice(0, q.limit).map((r) => r.record);
-    const last = runs[runs.length - 1];
-    const sortOf = (r: RunRecord) => (q.sort === 'completedAt' ? (r.completedAt ?? 0) : r.createdAt);
-    return {
-      runs,
-      nextCursor: rows.length > q.limit && last ? encodeCursor(sortOf(last), last.id) : null,
-    };
+    const { text, values } = listQuery(q, this.scanLimit);
+    const { rows } = await this.db.query<ListRow>(text, values);
+    const page = rows.slice(0, q.limit);
+    const runs = page.map((r) => r.record);
+    const last = page[page.length - 1];
+    if (rows.length > q.limit && last) return { runs, nextCursor: encodeCursor(Number(last.k), last.id) };
+    if (!isBounded(q)) return { runs, nextCursor: null };
+    const end = scanEndQuery(q, this.scanLimit);
+    const read = (await this.db.query<{ k: string; id: string; n: string }>(end.text, end.values)).rows[0];
+    const stopped = read !== undefined && Number(read.n) >= this.scanLimit;
+    return { runs, nextCursor: stopped ? encodeCursor(Number(read.k), read.id) : null };
   }
 }
 
-/** Events as one jsonb array, the last of each seq (one INSERT … ON CONFLICT cannot touch a row twice). */
-function eventsParam(events: RunEvent[]): string {
-  return JSON.stringify([...new Map(events.map((e) => [e.seq, e])).values()]);
+type EventsParam = [seqs: number[], events: string[]];
+
+/**
+ * Events as parallel arrays of seqs and json texts, the last of each seq (one INSERT … ON
+ * CONFLICT cannot touch a row twice). The seq is a parameter of its own: a json operator on
+ * the event would fail on one holding U+0000.
+ */
+function eventsParam(events: RunEvent[]): EventsParam {
+  const last = [...new Map(events.map((e) => [e.seq, e])).values()];
+  return [last.map((e) => e.seq), last.map((e) => JSON.stringify(e))];
 }
 
 /** Inserts events (from eventsParam), replacing one of the same seq (as LMDB's put does). */
-async function insertEvents(q: Queryable, runId: string, events: string): Promise<void> {
+async function insertEvents(q: Queryable, runId: string, [seqs, events]: EventsParam): Promise<void> {
   await q.query(
     `INSERT INTO run_events (run_id, seq, event)
-     SELECT $1, (e ->> 'seq')::integer, e FROM jsonb_array_elements($2::jsonb) AS e
+     SELECT $1, s, e FROM unnest($2::integer[], $3::json[]) AS x (s, e)
      ON CONFLICT (run_id, seq) DO UPDATE SET event = excluded.event`,
-    [runId, events],
+    [runId, seqs, events],
   );
 }

@@ -177,7 +177,7 @@ async function bulkRuns(url: string, count: number): Promise<void> {
         `INSERT INTO runs (id, tenant, automation_id, type, status, trigger_type, triggered_by, batch_id,
            example_id, created_at, completed_at, sample_rank, record)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-           $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::float8[], $13::jsonb[])`,
+           $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::float8[], $13::json[])`,
         cols,
       );
     }

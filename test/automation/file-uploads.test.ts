@@ -18,7 +18,7 @@ import { DownloadTokens } from '../../src/automation/http/tokens.js';
 import * as W from '../../src/automation/wire/index.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { startHarness, type Harness } from './harness.js';
-import { gitIn, release, workflowManifest } from './registry-git.js';
+import { FILE_ECHO, gitIn, release } from './registry-git.js';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -30,14 +30,7 @@ describe('file upload sessions over HTTP', () => {
     other = (
       await (h.ctx.ctx.auth as KeyStore).create({ tenant: 'other', user: 'o', scopes: ['automation'] })
     ).token;
-    release(h.registryPath, {
-      'workflows/file-echo/manifest.json': workflowManifest('File echo'),
-      'workflows/file-echo/index.js': `export default { steps: [{ name: 'read', async run(ctx) {
-        const out = {};
-        for (const f of ctx.files.input) out[f.name] = (await ctx.files.read(f.name)).toString('utf8');
-        return out;
-      } }] };\n`,
-    });
+    release(h.registryPath, FILE_ECHO);
     gitIn(h.registryPath, ['tag', '-a', 'workflows.file-echo@1.0.0', '-m', 'x']);
     assert.equal((await h.api('POST', '/automations/workflows.file-echo/sync')).status, 200);
   });

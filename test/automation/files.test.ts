@@ -5,7 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import * as W from '../../src/automation/wire/index.js';
 import type { KeyStore } from '../../src/core/auth/index.js';
 import { startHarness, type Harness } from './harness.js';
-import { release, workflowManifest, gitIn } from './registry-git.js';
+import { FILE_ECHO, release, gitIn } from './registry-git.js';
 
 describe('automation files, multipart runs, auth and error envelopes', () => {
   let h: Harness;
@@ -16,14 +16,7 @@ describe('automation files, multipart runs, auth and error envelopes', () => {
     const keys = h.ctx.ctx.auth as KeyStore;
     readToken = (await keys.create({ user: 'reader', scopes: ['automation:read'] })).token;
     otherTenant = (await keys.create({ tenant: 'other', user: 'o', scopes: ['automation'] })).token;
-    release(h.registryPath, {
-      'workflows/file-echo/manifest.json': workflowManifest('File echo'),
-      'workflows/file-echo/index.js': `export default { steps: [{ name: 'read', async run(ctx) {
-        const out = {};
-        for (const f of ctx.files.input) out[f.name] = (await ctx.files.read(f.name)).toString('utf8');
-        return out;
-      } }] };\n`,
-    });
+    release(h.registryPath, FILE_ECHO);
     gitIn(h.registryPath, ['tag', '-a', 'workflows.file-echo@1.0.0', '-m', 'x']);
     assert.equal((await h.api('POST', '/automations/workflows.file-echo/sync')).status, 200);
   });

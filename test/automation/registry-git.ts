@@ -35,3 +35,13 @@ export function workflowManifest(name: string, extra: Record<string, unknown> = 
     2,
   );
 }
+
+/** workflows.file-echo: its output maps each input file's name to the file's text. */
+export const FILE_ECHO: Record<string, string> = {
+  'workflows/file-echo/manifest.json': workflowManifest('File echo'),
+  'workflows/file-echo/index.js': `export default { steps: [{ name: 'read', async run(ctx) {
+    const out = {};
+    for (const f of ctx.files.input) out[f.name] = (await ctx.files.read(f.name)).toString('utf8');
+    return out;
+  } }] };\n`,
+};

@@ -32,25 +32,33 @@ export async function openPgBackend(settings: AutomationSettings, log: Logger): 
     const migrated = await migrate(db);
     if (migrated.applied.length > 0) log.info(migrated, 'automation database migrated');
     const stores = openPgStores(db);
-    queue = new PgRunQueue(db, {
+    const q = (queue = new PgRunQueue(db, {
       nodeId: settings.nodeId,
       leaseMs: settings.leaseMs,
       tenantConcurrency: settings.tenantConcurrency,
       automationConcurrency: settings.automationConcurrency,
-    });
-    queue.on('disconnected', (err) => log.warn({ err: err.message }, 'run queue listener disconnected'));
-    await queue.start();
-    keys = new PgKeyStore(db, { onError: (err) => log.warn({ err: err.message }, 'API key reload failed') });
-    await keys.start();
-    const opened = { queue, keys };
+    }));
+    q.on('disconnected', (err) => log.warn({ err: err.message }, 'run queue listener disconnected'));
+    // At start and after each reconnection (an outage may have stranded runs between store and queue).
+    const requeue = () =>
+      q.requeueStranded().then(
+        (n) => n > 0 && log.info({ runs: n }, 'stored runs that were never queued are queued now'),
+        (err: Error) => log.warn({ err: err.message }, 'cannot look for runs that were never queued'),
+      );
+    q.on('listening', () => void requeue());
+    await q.start();
+    const k = (keys = new PgKeyStore(db, {
+      onError: (err) => log.warn({ err: err.message }, 'API key reload failed'),
+    }));
+    await k.start();
     return {
       db,
       stores,
-      queue,
-      keys,
+      queue: q,
+      keys: k,
       async close() {
-        await opened.queue.close();
-        await opened.keys.close();
+        await q.close();
+        await k.close();
         await stores.close();
         await db.close();
       },

@@ -167,6 +167,25 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   }
 
   /**
+   * Queues stored runs that were never queued: a node stores a run, then queues it in a second
+   * statement, and a database outage (or the node's end) between the two leaves the run
+   * unqueued. Queueing twice is harmless (enqueue keeps a queued or claimed run as it is), so
+   * runs being started right now on another node may be queued here too. Returns how many.
+   */
+  async requeueStranded(): Promise<number> {
+    const { rows } = await run(() =>
+      this.db.query<{ n: string }>(
+        `WITH stranded AS (
+           UPDATE runs SET queue_state = 'queued', queued_at = clock_timestamp()
+           WHERE queue_state IS NULL AND status IN ('created', 'pending') AND NOT cancel_requested
+           RETURNING id)
+         SELECT count(*) AS n, pg_notify('${WAKE}', '') FROM stranded HAVING count(*) > 0`,
+      ),
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
    * Claims up to `limit` runs: expired leases first (takeovers), then the oldest queued runs
    * that the concurrency limits allow.
    */
@@ -351,6 +370,14 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     );
     this.owned.delete(runId);
     return (rowCount ?? 0) > 0;
+  }
+
+  /**
+   * Stops renewing a run this node owns without touching its row (the database may be down):
+   * its lease lapses and a claim takes it over, on any node, this one included.
+   */
+  forget(runId: string): void {
+    this.owned.delete(runId);
   }
 
   /** Asks for a run's cancellation, from any node. */
@@ -581,6 +608,7 @@ export function queuePort(queue: PgRunQueue): SharedRunQueue {
     claim: (limit) => queue.claim(limit),
     complete: (runId, status) => queue.complete(runId, status),
     release: (runId) => queue.release(runId),
+    forget: (runId) => queue.forget(runId),
     renew: () => queue.renew(),
     cancel: (runId) => queue.cancel(runId),
     waitForDone: (runId) => queue.waitForDone(runId),

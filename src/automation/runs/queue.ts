@@ -29,6 +29,8 @@ export interface SharedRunQueue {
   complete(runId: string, status: string): Promise<boolean>;
   /** Puts an owned run back in the queue. */
   release(runId: string): Promise<boolean>;
+  /** Stops renewing an owned run's lease without a write: another claim takes it over later. */
+  forget(runId: string): void;
   /** Extends owned leases; resolves with the runs this node lost. */
   renew(): Promise<string[]>;
   cancel(runId: string): Promise<QueueCancel>;

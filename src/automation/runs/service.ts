@@ -652,11 +652,21 @@ export class RunService {
       // renewal now confirms it; the lease then outlasts the two writes below by far). A node
       // that lost it stops here, and the node that took the run over records its outcome.
       let lost: string[];
-      try {
-        lost = await this.queue.renew();
-      } catch (err) {
-        this.options.log.error({ err, runId: next.id }, 'cannot confirm the lease of a finished run');
-        lost = [next.id];
+      for (let attempt = 0; ; attempt++) {
+        try {
+          lost = await this.queue.renew();
+          break;
+        } catch (err) {
+          // An outage is waited out; the queue gives the run up itself (lost) once its lease may
+          // have run out.
+          if (unavailable(err) && !this.closing && !active.abandoned) {
+            await backoff(attempt);
+            continue;
+          }
+          this.options.log.error({ err, runId: next.id }, 'cannot confirm the lease of a finished run');
+          lost = [next.id];
+          break;
+        }
       }
       if (lost.includes(next.id) || active.abandoned) {
         active.abandoned = true;
@@ -678,7 +688,7 @@ export class RunService {
         // once it is back) and the end recorded then; a node that lost the lease meanwhile
         // gives up, and the node that takes the run over runs it again.
         if (this.queue && unavailable(err) && !active.abandoned && !this.closing) {
-          await new Promise<void>((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+          await backoff(attempt);
           continue;
         }
         this.options.log.error({ err, runId: next.id }, 'cannot store the end of a run');
@@ -708,6 +718,8 @@ export class RunService {
   private dropAbandoned(active: ActiveRun): void {
     const id = active.record.id;
     if (this.active.get(id) === active) this.active.delete(id);
+    // Its lease lapses and a claim takes it over (at shutdown close() releases it instead).
+    if (this.queue && !this.closing) this.queue.forget(id);
     const waiting = this.waiters.get(id);
     if (waiting && this.queue) {
       this.waiters.delete(id);
@@ -794,7 +806,7 @@ export class RunService {
       }
     } catch (err) {
       this.options.log.warn({ err, runId: id }, 'cannot read a claimed run; it goes back to the queue');
-      await queue.release(id).catch(() => undefined);
+      if (!(await queue.release(id).catch(() => false))) queue.forget(id);
       return;
     }
     const events = await this.store.events(id).catch(() => [] as RunEvent[]);
@@ -861,6 +873,12 @@ export class RunService {
       }
       await this.dispatch(active, automation, manifest);
     } catch (err) {
+      if (unavailable(err) && !this.closing) {
+        // The database went away while the run was being prepared: not the run's failure. It
+        // is given up here and run again after a takeover.
+        this.abandon(active, 'the database is unavailable; the run will be taken over');
+        return this.dropAbandoned(active);
+      }
       await this.finish(active, {
         kind: 'failed',
         error:
@@ -1120,4 +1138,9 @@ function unavailable(err: unknown): boolean {
 function track(active: ActiveRun, write: Promise<unknown>): void {
   write.catch(() => undefined);
   active.writes.push(write);
+}
+
+/** 100 ms doubling up to 2 s: the pause before trying the database again. */
+function backoff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
 }

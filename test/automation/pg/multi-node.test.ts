@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { waitUntil, withinHang } from '../../helpers/wait.js';
-import { gitIn, release, workflowManifest } from '../registry-git.js';
+import { FILE_ECHO, gitIn, release, workflowManifest } from '../registry-git.js';
 
 const TOKEN = `pg-nodes-${process.pid}-${Math.random().toString(36).slice(2)}`;
 const GATED = 'workflows.gated';
@@ -159,6 +159,8 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
       'workflows/gated/index.js': SOURCE,
     });
     gitIn(remote, ['tag', '-a', `${GATED}@1.0.0`, '-m', 'gated']);
+    release(remote, FILE_ECHO);
+    gitIn(remote, ['tag', '-a', 'workflows.file-echo@1.0.0', '-m', 'file-echo']);
     const env = {
       AUTOMATION_DATABASE_URL: url,
       AUTOMATION_REGISTRY_URL: remote,
@@ -335,5 +337,46 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
     });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body.output, { text: 'after' });
+  });
+
+  test('(f) files: an upload URL signed by A is taken by B, the file read on A and used by runs from either node', async () => {
+    const text = 'bytes shared by two nodes';
+    const created = await api(a, 'POST', '/files/uploads', {
+      filename: 'notes.txt',
+      contentType: 'text/plain',
+      size: Buffer.byteLength(text),
+      purpose: 'run-input',
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const session = created.body;
+    // The same signed URL, sent to node B: the signing secret is the cluster's.
+    const onB = b.url + session.url.slice(a.url.length);
+    const put = await fetch(onB, { method: 'PUT', headers: session.headers, body: text });
+    assert.equal(put.status, 200, await put.text());
+    assert.equal((await api(b, 'POST', `/files/uploads/${session.uploadId}/complete`)).status, 200);
+    const content = await fetch(`${a.url}/api/v1/files/${session.fileId}/content`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    assert.equal(await content.text(), text);
+    const byRef = await api(a, 'POST', '/runs?wait_for_completion=60', {
+      target: 'workflows.file-echo',
+      input: {},
+      files: { doc: { $fileId: session.fileId } },
+    });
+    assert.equal(byRef.status, 200, JSON.stringify(byRef.body));
+    assert.deepEqual(byRef.body.output, { 'doc/notes.txt': text });
+    // A multipart start: the part is a temp file on B, put in the blob store for whichever node runs it.
+    const form = new FormData();
+    form.append('target', 'workflows.file-echo');
+    form.append('input', '{}');
+    form.append('files.note', new Blob(['a part sent to B'], { type: 'text/plain' }), 'note.txt');
+    const multipart = await fetch(`${b.url}/api/v1/runs?wait_for_completion=60`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: form,
+    });
+    const run = (await multipart.json()) as any;
+    assert.equal(multipart.status, 200, JSON.stringify(run));
+    assert.deepEqual(run.output, { 'note/note.txt': 'a part sent to B' });
   });
 });

@@ -262,4 +262,25 @@ describe('PostgreSQL run queue, two nodes', { skip: postgresSkip }, () => {
       [after],
     );
   });
+
+  it('stored runs that were never queued are queued by requeueStranded, once; others are left alone', async () => {
+    const { a, b, db } = await cluster();
+    const row = (id: string, status: string, cancel = false) =>
+      db.query(
+        `INSERT INTO runs (id, tenant, automation_id, type, status, trigger_type, triggered_by, created_at,
+           sample_rank, record, cancel_requested)
+         VALUES ($1, 't1', 'wf_a', 'workflow', $2, 'api', 'u', $3, 0.5, '{}', $4)`,
+        [id, status, Date.now(), cancel],
+      );
+    await row('stranded_1', 'pending');
+    await row('finished_1', 'completed');
+    await row('cancelled_1', 'pending', true);
+    const [queued] = await enqueueRuns(a, 1);
+    const woken = once(b.queue, 'wake');
+    assert.equal(await a.queue.requeueStranded(), 1);
+    await withinHang('the wake on node b', woken);
+    assert.equal(await b.queue.requeueStranded(), 0);
+    const claimed = (await drain(b, 10)).map((c) => c.runId).sort();
+    assert.deepEqual(claimed, [queued, 'stranded_1'].sort());
+  });
 });

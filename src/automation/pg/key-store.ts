@@ -6,27 +6,20 @@
 // the others once they have reloaded: docs/deployment.md says how long that is. Only the SHA-256
 // of a key's secret is stored, as in the LMDB key store (src/core/auth/key-store.ts).
 
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Client } from 'pg';
-import { checkScopes } from '../../core/auth/scopes.js';
-import type { CreatedKey, KeyRecord } from '../../core/auth/key-store.js';
+import {
+  mintKey,
+  verifyToken,
+  type CreatedKey,
+  type KeyRecord,
+  type NewKeyInput,
+} from '../../core/auth/key-tokens.js';
 import type { Authenticator, Principal } from '../../core/auth/types.js';
 import type { DatabaseSettings } from '../settings.js';
 import { migrate } from './migrations.js';
 import { mapDatabaseError, openPgDatabase, type PgDatabase } from './pool.js';
 
 const CHANNEL = 'sluice_api_keys';
-const TOKEN = /^sk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest();
-
-function alnumId(length: number): string {
-  let out = '';
-  for (const b of randomBytes(length)) out += ALPHABET[b % ALPHABET.length];
-  return out;
-}
-
 export class PgKeyStore implements Authenticator {
   private keys = new Map<string, KeyRecord>();
   private listener: Client | undefined;
@@ -47,38 +40,12 @@ export class PgKeyStore implements Authenticator {
   }
 
   authenticate(token: string): Principal | null {
-    const match = TOKEN.exec(token);
-    if (!match) return null;
-    const record = this.keys.get(match[1]!);
-    if (!record || record.revokedAt) return null;
-    if (!timingSafeEqual(sha256(match[2]!), Buffer.from(record.hash, 'hex'))) return null;
-    return {
-      keyId: record.id,
-      tenant: record.tenant,
-      user: record.user,
-      name: record.name,
-      scopes: record.scopes,
-    };
+    return verifyToken(token, (id) => this.keys.get(id));
   }
 
   /** No `scopes` means an admin key, as in the LMDB key store. */
-  async create(input: {
-    tenant?: string;
-    user?: string;
-    name?: string;
-    scopes?: string[];
-  }): Promise<CreatedKey> {
-    const scopes = input.scopes === undefined ? ['admin'] : checkScopes(input.scopes);
-    const secret = randomBytes(32).toString('base64url');
-    const record: KeyRecord = {
-      id: alnumId(12),
-      tenant: input.tenant ?? 'default',
-      user: input.user ?? 'admin',
-      name: input.name ?? 'unnamed',
-      scopes,
-      hash: sha256(secret).toString('hex'),
-      createdAt: new Date().toISOString(),
-    };
+  async create(input: NewKeyInput): Promise<CreatedKey> {
+    const { record, created } = mintKey(input);
     await this.db.transaction(async (tx) => {
       await tx.query(
         `INSERT INTO api_keys (id, tenant, user_id, hash, created_at, record) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -87,8 +54,7 @@ export class PgKeyStore implements Authenticator {
       await tx.query('SELECT pg_notify($1, $2)', [CHANNEL, record.id]);
     });
     this.keys.set(record.id, record);
-    const { hash: _hash, ...visible } = record;
-    return { record: visible, token: `sk_${record.id}_${secret}` };
+    return created;
   }
 
   async list(): Promise<Omit<KeyRecord, 'hash'>[]> {

@@ -1,45 +1,21 @@
-// Bearer API keys, stored hashed in LMDB. A token is `sk_<keyId>_<secret>`: the key id finds
-// the record without scanning, and only a SHA-256 of the 256-bit secret is stored (a fast hash
-// is enough for a random secret; there is nothing to brute-force). Comparison is constant-time.
+// Bearer API keys, stored hashed in LMDB. The token format, how a key is minted and how a token
+// is checked are shared with the PostgreSQL key store (key-tokens.ts).
 
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { checkScopes } from './scopes.js';
+import {
+  mintKey,
+  sha256,
+  verifyToken,
+  type CreatedKey,
+  type KeyRecord,
+  type NewKeyInput,
+} from './key-tokens.js';
 import type { Authenticator, Principal } from './types.js';
 
-export interface KeyRecord {
-  id: string;
-  tenant: string;
-  user: string;
-  name: string;
-  scopes: string[];
-  /** hex SHA-256 of the secret part */
-  hash: string;
-  createdAt: string;
-  revokedAt?: string;
-}
-
-export interface CreatedKey {
-  record: Omit<KeyRecord, 'hash'>;
-  /** The full token; shown once, never stored. */
-  token: string;
-}
-
-const TOKEN = /^sk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
-
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
-}
-
-function alnumId(length: number): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  const bytes = randomBytes(length);
-  let out = '';
-  for (const b of bytes) out += alphabet[b % alphabet.length];
-  return out;
-}
+export type { CreatedKey, KeyRecord } from './key-tokens.js';
 
 export class KeyStore implements Authenticator {
   private readonly adminTokenHash: Buffer | undefined;
@@ -70,43 +46,14 @@ export class KeyStore implements Authenticator {
         scopes: ['admin'],
       };
     }
-    const match = TOKEN.exec(token);
-    if (!match) return null;
-    const record = this.keys.get(match[1]!);
-    if (!record || record.revokedAt) return null;
-    const expected = Buffer.from(record.hash, 'hex');
-    if (!timingSafeEqual(sha256(match[2]!), expected)) return null;
-    return {
-      keyId: record.id,
-      tenant: record.tenant,
-      user: record.user,
-      name: record.name,
-      scopes: record.scopes,
-    };
+    return verifyToken(token, (id) => this.keys.get(id));
   }
 
   /** No `scopes` means an admin key; a given list must be non-empty and known (ScopeError). */
-  async create(input: {
-    tenant?: string;
-    user?: string;
-    name?: string;
-    scopes?: string[];
-  }): Promise<CreatedKey> {
-    const scopes = input.scopes === undefined ? ['admin'] : checkScopes(input.scopes);
-    const id = alnumId(12);
-    const secret = randomBytes(32).toString('base64url');
-    const record: KeyRecord = {
-      id,
-      tenant: input.tenant ?? 'default',
-      user: input.user ?? 'admin',
-      name: input.name ?? 'unnamed',
-      scopes,
-      hash: sha256(secret).toString('hex'),
-      createdAt: new Date().toISOString(),
-    };
-    await this.keys.put(id, record);
-    const { hash: _hash, ...visible } = record;
-    return { record: visible, token: `sk_${id}_${secret}` };
+  async create(input: NewKeyInput): Promise<CreatedKey> {
+    const { record, created } = mintKey(input);
+    await this.keys.put(record.id, record);
+    return created;
   }
 
   list(): Omit<KeyRecord, 'hash'>[] {
@@ -130,20 +77,9 @@ export class KeyStore implements Authenticator {
   async ensureInitialKey(): Promise<CreatedKey | undefined> {
     return this.root.transaction(() => {
       for (const _ of this.keys.getKeys({ limit: 1 })) return undefined;
-      const id = alnumId(12);
-      const secret = randomBytes(32).toString('base64url');
-      const record: KeyRecord = {
-        id,
-        tenant: 'default',
-        user: 'admin',
-        name: 'initial admin key',
-        scopes: ['admin'],
-        hash: sha256(secret).toString('hex'),
-        createdAt: new Date().toISOString(),
-      };
-      void this.keys.put(id, record);
-      const { hash: _hash, ...visible } = record;
-      return { record: visible, token: `sk_${id}_${secret}` };
+      const { record, created } = mintKey({ name: 'initial admin key' });
+      void this.keys.put(record.id, record);
+      return created;
     });
   }
 

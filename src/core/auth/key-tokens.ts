@@ -1,0 +1,78 @@
+// The API key token format, shared by every key store (LMDB in key-store.ts, PostgreSQL in
+// src/automation/pg/key-store.ts): `sk_<keyId>_<secret>`. The key id finds the record without
+// scanning; only a SHA-256 of the 256-bit secret is stored (a fast hash is enough for a random
+// secret; there is nothing to brute-force), and it is compared in constant time.
+
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { checkScopes } from './scopes.js';
+import type { Principal } from './types.js';
+
+export interface KeyRecord {
+  id: string;
+  tenant: string;
+  user: string;
+  name: string;
+  scopes: string[];
+  /** hex SHA-256 of the secret part */
+  hash: string;
+  createdAt: string;
+  revokedAt?: string;
+}
+
+export interface CreatedKey {
+  record: Omit<KeyRecord, 'hash'>;
+  /** The full token; shown once, never stored. */
+  token: string;
+}
+
+export interface NewKeyInput {
+  tenant?: string;
+  user?: string;
+  name?: string;
+  /** Absent: an admin key; a given list must be non-empty and known (ScopeError). */
+  scopes?: string[];
+}
+
+const TOKEN = /^sk_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+export const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+function alnumId(length: number): string {
+  let out = '';
+  for (const b of randomBytes(length)) out += ALPHABET[b % ALPHABET.length];
+  return out;
+}
+
+/** A new key: the record to store (hash only) and the token to show once. */
+export function mintKey(input: NewKeyInput): { record: KeyRecord; created: CreatedKey } {
+  const scopes = input.scopes === undefined ? ['admin'] : checkScopes(input.scopes);
+  const secret = randomBytes(32).toString('base64url');
+  const record: KeyRecord = {
+    id: alnumId(12),
+    tenant: input.tenant ?? 'default',
+    user: input.user ?? 'admin',
+    name: input.name ?? 'unnamed',
+    scopes,
+    hash: sha256(secret).toString('hex'),
+    createdAt: new Date().toISOString(),
+  };
+  const { hash: _hash, ...visible } = record;
+  return { record, created: { record: visible, token: `sk_${record.id}_${secret}` } };
+}
+
+/** The principal of a token whose key `find` knows and has not revoked; null otherwise. */
+export function verifyToken(token: string, find: (id: string) => KeyRecord | undefined): Principal | null {
+  const match = TOKEN.exec(token);
+  if (!match) return null;
+  const record = find(match[1]!);
+  if (!record || record.revokedAt) return null;
+  if (!timingSafeEqual(sha256(match[2]!), Buffer.from(record.hash, 'hex'))) return null;
+  return {
+    keyId: record.id,
+    tenant: record.tenant,
+    user: record.user,
+    name: record.name,
+    scopes: record.scopes,
+  };
+}

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { CodedError } from '../../core/errors.js';
 import schema001 from './migrations/001_schema.js';
+import blobHolds002 from './migrations/002_blob_holds.js';
 import { mapDatabaseError, type PgDatabase } from './pool.js';
 
 export interface Migration {
@@ -17,7 +18,7 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [schema001];
+export const MIGRATIONS: readonly Migration[] = [schema001, blobHolds002];
 
 /** The advisory lock key (an arbitrary constant: "sluice:automation:migrate"). */
 export const MIGRATION_LOCK_KEY = 7_301_239_547_011_203n;

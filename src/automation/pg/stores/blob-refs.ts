@@ -1,5 +1,6 @@
 // Blob reference counts in PostgreSQL (`blob_refs`), shared by the file and example stores: a
-// blob is kept while a file, an upload session or a dataset example holds it. Counts change
+// blob is kept while a file, an upload session or a dataset example holds it, or while a hold
+// (`blob_holds`: a run's files, a registry source) names it. Counts change
 // inside the caller's transaction; blobs left without a reference are deleted after it commits,
 // and only when still unreferenced then (another writer may have taken the same content since).
 
@@ -34,14 +35,17 @@ export async function adjustRefs(
   dropped.push(sha256);
 }
 
-/** After the transaction: deletes each dropped blob that nothing references now. */
+/** After the transaction: deletes each dropped blob that nothing references or holds now. */
 export async function collectUnreferenced(
   db: PgDatabase,
   blobs: BlobStore,
   dropped: readonly string[],
 ): Promise<void> {
   for (const sha256 of new Set(dropped)) {
-    const { rowCount } = await db.query('SELECT 1 FROM blob_refs WHERE sha256 = $1', [sha256]);
+    const { rowCount } = await db.query(
+      'SELECT 1 FROM blob_refs WHERE sha256 = $1 UNION ALL (SELECT 1 FROM blob_holds WHERE sha256 = $1 LIMIT 1)',
+      [sha256],
+    );
     if ((rowCount ?? 0) === 0) await blobs.delete(sha256);
   }
 }
@@ -56,4 +60,13 @@ export async function writeWithRefs<T>(
   const result = await db.transaction((tx) => work(tx, dropped));
   await collectUnreferenced(db, blobs, dropped);
   return result;
+}
+
+/** Marks blobs as held by `holder` (a run, a registry source) until the holder is gone. */
+export async function holdBlobs(tx: Queryable, holder: string, sha256s: readonly string[]): Promise<void> {
+  if (sha256s.length === 0) return;
+  await tx.query(
+    `INSERT INTO blob_holds (holder, sha256) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING`,
+    [holder, [...new Set(sha256s)]],
+  );
 }

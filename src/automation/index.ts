@@ -173,6 +173,7 @@ export async function startAutomation(
       archives,
       listRuns: (q) => runs.list(q),
       lastReviewClosedAt: (tenant) => reviews.lastClosedAt(tenant),
+      expectedFiles: async (run) => (await reviews.get(run))?.expectedFiles ?? [],
       onClose: (fn) => closers.push(fn),
     };
 

@@ -15,6 +15,8 @@ export type RunErrorCode =
   | 'cancelled'
   /** The pinned version could not be loaded from the registry. */
   | 'version_unavailable'
+  /** An input file of the run is neither on this node nor in the shared blob store. */
+  | 'input_unavailable'
   /** The service stopped while the run was in flight (found at the next start). */
   | 'service_interrupted';
 

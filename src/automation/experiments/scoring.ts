@@ -3,7 +3,6 @@
 // evaluator results; callers count it as not passed.
 
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { ScoreStore, EvalResult } from '../runs/scores.js';
 import type { RunService } from '../runs/service.js';
@@ -32,8 +31,8 @@ export class RunScorer {
   ) {}
 
   private files(run: RunRecord, example: ExampleRecord | undefined): EvalFiles {
-    const runDir = this.deps.runs.runDir(run.id);
-    const readOr = async (path: string) => {
+    const readOr = async (path: string | undefined) => {
+      if (path === undefined) return undefined;
       try {
         return new Uint8Array(await readFile(path));
       } catch {
@@ -43,7 +42,8 @@ export class RunScorer {
     return {
       readOutput: async (name) => {
         const artifact = run.files.find((f) => f.role === 'output' && (f.name === name || f.path === name));
-        return artifact ? readOr(join(runDir, artifact.path)) : undefined;
+        // With several nodes the run may have been executed elsewhere: the blob store has it.
+        return artifact ? readOr(await this.deps.runs.localFile(run, artifact)) : undefined;
       },
       readExpected: async (name) => {
         const ref = example?.files.expected[name];

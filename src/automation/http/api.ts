@@ -12,6 +12,7 @@ import type { DownloadTokens } from './tokens.js';
 import type { ArchivePool } from '../archives/pool.js';
 import type { ParamKind } from './ids.js';
 import type { RunListPage, RunListQuery } from '../runs/list.js';
+import type { RunRecord } from '../runs/types.js';
 
 export interface ApiDeps {
   settings: AutomationSettings;
@@ -27,6 +28,8 @@ export interface ApiDeps {
   listRuns(q: RunListQuery): Promise<RunListPage>;
   /** Time of the tenant's latest closed review (the review side keeps it); undefined when none. */
   lastReviewClosedAt(tenant: string): Promise<number | undefined>;
+  /** The corrected files of a run's review (the review bundle's expected/), empty without one. */
+  expectedFiles(run: RunRecord): Promise<{ name: string; size: number; sha256?: string | undefined }[]>;
   /** Registers work to do when the service closes (after the HTTP server, before the run pool). */
   onClose?(fn: () => Promise<void>): void;
 }

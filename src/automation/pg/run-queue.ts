@@ -167,6 +167,20 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   }
 
   /**
+   * How many runs wait in the queue for any node, counted up to `bound` (the cap callers compare
+   * against), so a long queue costs no more than that many entries of the runs_queued index.
+   */
+  async queuedCount(bound: number): Promise<number> {
+    const { rows } = await run(() =>
+      this.db.query<{ n: string }>(
+        `SELECT count(*) AS n FROM (SELECT 1 FROM runs WHERE queue_state = 'queued' LIMIT $1) AS waiting`,
+        [bound],
+      ),
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
    * Queues stored runs that were never queued: a node stores a run, then queues it in a second
    * statement, and a database outage (or the node's end) between the two leaves the run
    * unqueued. Queueing twice is harmless (enqueue keeps a queued or claimed run as it is), so
@@ -605,6 +619,7 @@ export function queuePort(queue: PgRunQueue): SharedRunQueue {
   return {
     nodeId: queue.nodeId,
     enqueue: (runId) => queue.enqueue(runId),
+    queuedCount: (bound) => queue.queuedCount(bound),
     claim: (limit) => queue.claim(limit),
     complete: (runId, status) => queue.complete(runId, status),
     release: (runId) => queue.release(runId),

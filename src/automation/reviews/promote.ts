@@ -52,18 +52,18 @@ export async function promoteRun(
   try {
     const input: Record<string, ExampleFileRef> = {};
     for (const f of detail?.input.files ?? []) {
-      const ref = await keep(await d.files.readRunFile(run.id, f.path), f.contentType);
+      const ref = await keep(await d.files.readRunFile(run.id, f), f.contentType);
       if (ref) input[f.path.replace(/^input\//, '')] = ref;
     }
     const expected: Record<string, ExampleFileRef> = {};
     if (review && review.expectedFiles.length > 0) {
       for (const f of review.expectedFiles) {
-        const ref = await keep(await d.files.read(run.id, f.name), f.contentType);
+        const ref = await keep(await d.files.read(run.id, f), f.contentType);
         if (ref) expected[f.name] = ref;
       }
     } else {
       for (const f of outputFiles(run)) {
-        const ref = await keep(await d.files.readRunFile(run.id, f.path), f.contentType);
+        const ref = await keep(await d.files.readRunFile(run.id, f), f.contentType);
         if (ref) expected[f.name] = ref;
       }
     }

@@ -34,7 +34,12 @@ const tag = 'reviews';
 const FORM_FIELD_BYTES = 4096;
 
 export function reviewRoutes(q: QualityContext): ApiRoute[] {
-  const files = new RunFolderExpectedFiles((id) => q.runs.runDir(id), join(q.tmpDir, 'review-uploads'));
+  const files = new RunFolderExpectedFiles(
+    (id) => q.runs.runDir(id),
+    join(q.tmpDir, 'review-uploads'),
+    q.blobs,
+    q.runs.sharesFiles,
+  );
   const reviews = new ReviewService({ runs: q.runs, store: q.reviews, files });
   const promoteDeps = {
     reviews,

@@ -179,12 +179,13 @@ export class ReviewService {
       }
       // Read again: the record may have changed while the body streamed in.
       const review = await this.existing(run);
-      await files.keep(run.id, upload.temp, name);
+      const sha256 = await files.keep(run.id, upload.temp, name);
       return this.addFile(run, review, {
         name,
         size: upload.temp.size,
         contentType: upload.contentType,
         source: 'upload',
+        ...(sha256 ? { sha256 } : {}),
       });
     });
   }
@@ -204,12 +205,13 @@ export class ReviewService {
           'outputFileName',
         );
       const name = checkFileName(body.expectedName ?? wanted.split('/').pop()!, 'expectedName');
-      await this.deps.files.copyFromRun(run.id, artifact.path, name);
+      const sha256 = await this.deps.files.copyFromRun(run.id, artifact, name);
       return this.addFile(run, review, {
         name,
         size: artifact.size,
         contentType: artifact.contentType,
         source: `output:${artifact.name}`,
+        ...(sha256 ? { sha256 } : {}),
       });
     });
   }
@@ -267,7 +269,7 @@ export class ReviewService {
   ): Promise<{ file: ExpectedFile; chunks: AsyncIterable<Buffer> }> {
     const run = await this.run(tenant, runId);
     const file = (await this.review(run))?.expectedFiles.find((f) => f.name === name);
-    const chunks = file ? await this.deps.files.read(run.id, file.name) : undefined;
+    const chunks = file ? await this.deps.files.read(run.id, file) : undefined;
     if (!file || !chunks) throw notFound(`expected file ${JSON.stringify(name)}`, 'filename');
     return { file, chunks };
   }

@@ -25,6 +25,8 @@ export interface ExpectedFile {
   contentType: string;
   /** `upload`, or `output:<name>` when copied from a run output file. */
   source: string;
+  /** The blob holding the bytes when nodes share a blob store (docs/automation.md "Several nodes"). */
+  sha256?: string;
 }
 
 export interface ReviewRecord {

@@ -91,7 +91,10 @@ export function artifactRoutes(deps: ApiDeps): ApiRoute[] {
             .header('x-download-expires-at', link.expiresAt);
           return { artifacts: run.files.map(artifactView) };
         }
-        const { entries, bytes } = await runs.zipEntries(run, bundle === 'review');
+        const { entries, bytes } = await runs.zipEntries(
+          run,
+          bundle === 'review' ? await deps.expectedFiles(run) : undefined,
+        );
         await sendArchive(ctx.res, deps.archives, {
           dir: deps.tmpDir,
           entries,
@@ -115,7 +118,7 @@ export function artifactRoutes(deps: ApiDeps): ApiRoute[] {
       async handle(ctx) {
         const run = await ownRun(runs, ctx.params['id']!, ctx.tenant());
         const path = ctx.params['*'] ?? ctx.params['path'] ?? '';
-        const found = runs.artifact(run, path);
+        const found = await runs.artifact(run, path);
         if (!found) throw notFound(`artifact ${JSON.stringify(path)} of run ${run.id}`, 'path');
         await sendFile(ctx.res, found.absPath, {
           contentType: DOWNLOAD_TYPE,

@@ -24,6 +24,8 @@ export interface SharedRunQueue {
   readonly nodeId: string;
   /** Queues a stored run; every node is woken. */
   enqueue(runId: string): Promise<boolean>;
+  /** Runs waiting to be claimed by any node, counted up to `bound`. */
+  queuedCount(bound: number): Promise<number>;
   claim(limit: number): Promise<QueueClaim[]>;
   /** False when this node no longer owns the run (taken over): its outcome must not count. */
   complete(runId: string, status: string): Promise<boolean>;

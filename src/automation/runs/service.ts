@@ -3,8 +3,8 @@
 // in memory and written through; the stored record is the truth once a run is terminal.
 
 import { createReadStream, existsSync } from 'node:fs';
-import { mkdir, readdir, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from '../../core/log.js';
 import type { Principal } from '../../core/auth/types.js';
 import type { RunPool, RunHandle, RunOutcome } from '../executor/pool.js';
@@ -14,6 +14,7 @@ import { invalid, notFound, ApiError } from '../errors.js';
 import { checkRelativePath } from '../datasets/paths.js';
 import type { BlobStore } from '../files/blob-store.js';
 import { snapshot } from '../files/blobs.js';
+import { localCopy } from '../files/local-copy.js';
 import { parseTarget, type AutomationRegistry, type AutomationRecord } from '../registry/service.js';
 import { packagePath } from '../registry/repository.js';
 import type { Manifest } from '../registry/manifest.js';
@@ -38,21 +39,6 @@ import {
 
 /** Content types stored as-is in a ZIP (already compressed). */
 const COMPRESSED = /^(image\/(png|jpeg|gif|webp)|application\/(zip|gzip|pdf)|video\/|audio\/)/;
-
-/** Regular files under `dir` (symlinks are not followed), with their sizes for the ZIP limits. */
-async function listFiles(dir: string): Promise<{ name: string; size: number }[]> {
-  try {
-    const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-    const out: { name: string; size: number }[] = [];
-    for (const e of entries.filter((x) => x.isFile())) {
-      const path = join(e.parentPath ?? (e as unknown as { path: string }).path, e.name);
-      out.push({ name: relative(dir, path).split(sep).join('/'), size: (await stat(path)).size });
-    }
-    return out;
-  } catch {
-    return [];
-  }
-}
 
 /** An input file of a run to start, to be copied into the run's own folder. */
 export interface StagedInputFile {
@@ -157,40 +143,72 @@ export class RunService {
     }
   }
 
+  /** Run files are shared with other nodes through the blob store (with the shared queue). */
+  get sharesFiles(): boolean {
+    return this.queue !== undefined;
+  }
+
   runDir(runId: string): string {
     return join(this.options.runsDir, runId);
   }
 
-  /** The stored file behind an artifact path as listed (`output/report.md`), or an output's name. */
-  artifact(run: RunRecord, path: string): { file: RunArtifact; absPath: string } | undefined {
-    const file =
-      run.files.find((f) => f.path === path) ?? run.files.find((f) => f.role === 'output' && f.name === path);
-    return file ? { file, absPath: join(this.runDir(run.id), file.path) } : undefined;
+  /**
+   * A file of the run on this node's disk: here already, or fetched from the shared blob store
+   * (a run executed or reviewed on another node); undefined when neither has it.
+   */
+  async localFile(
+    run: Pick<RunRecord, 'id'>,
+    file: { path: string; sha256?: string | undefined },
+  ): Promise<string | undefined> {
+    const path = join(this.runDir(run.id), file.path);
+    return (await localCopy(this.options.blobs, path, file.sha256)) ? path : undefined;
   }
 
-  /** The entries of an artifact ZIP: the output files, and for the review bundle expected/ too. */
-  async zipEntries(run: RunRecord, review: boolean): Promise<{ entries: BuildEntry[]; bytes: number }> {
-    const dir = this.runDir(run.id);
+  /** The stored file behind an artifact path as listed (`output/report.md`), or an output's name. */
+  async artifact(run: RunRecord, path: string): Promise<{ file: RunArtifact; absPath: string } | undefined> {
+    const file =
+      run.files.find((f) => f.path === path) ?? run.files.find((f) => f.role === 'output' && f.name === path);
+    const absPath = file && (await this.localFile(run, file));
+    return file && absPath ? { file, absPath } : undefined;
+  }
+
+  /**
+   * The entries of an artifact ZIP: the output files, and for the review bundle (`expected`
+   * given: the review's corrected files) expected/ too. A file neither here nor in the blob
+   * store is left out.
+   */
+  async zipEntries(
+    run: RunRecord,
+    expected?: readonly { name: string; size: number; sha256?: string | undefined }[],
+  ): Promise<{ entries: BuildEntry[]; bytes: number }> {
+    const review = expected !== undefined;
     const entries: BuildEntry[] = [];
     let bytes = 0;
     for (const f of run.files.filter((x) => x.role === 'output')) {
+      const file = await this.localFile(run, f);
+      if (!file) continue;
       const name = review ? `output/${f.name}` : f.name;
-      entries.push({ name, file: join(dir, f.path), level: COMPRESSED.test(f.contentType) ? 0 : 6 });
+      entries.push({ name, file, level: COMPRESSED.test(f.contentType) ? 0 : 6 });
       bytes += f.size;
     }
-    if (review) {
-      const expectedDir = join(dir, 'expected');
-      for (const { name, size } of await listFiles(expectedDir)) {
-        entries.push({ name: `expected/${name}`, file: join(expectedDir, name), level: 6 });
-        bytes += size;
-      }
+    for (const f of expected ?? []) {
+      const file = await this.localFile(run, { path: `expected/${f.name}`, sha256: f.sha256 });
+      if (!file) continue;
+      entries.push({ name: `expected/${f.name}`, file, level: 6 });
+      bytes += f.size;
     }
     return { entries, bytes };
   }
 
-  /** The live record of an unfinished run, else the stored one. */
+  /**
+   * The live record of an unfinished run, else the stored one. A run whose end is being written
+   * reads as stored until then, so a reader that sees it ended also finds its last events,
+   * detail and files stored (on this node or any other).
+   */
   async get(id: string): Promise<RunRecord | undefined> {
-    return this.active.get(id)?.record ?? (await this.store.get(id));
+    const live = this.active.get(id)?.record;
+    if (live && !TERMINAL.has(live.status)) return live;
+    return (await this.store.get(id)) ?? live;
   }
 
   async getDetail(id: string): Promise<RunDetail | undefined> {
@@ -206,8 +224,11 @@ export class RunService {
     return this.store.events(id);
   }
 
-  /** Overlay for listings: live records win over what was last committed. */
-  readonly overlay = (run: RunRecord): RunRecord => this.active.get(run.id)?.record ?? run;
+  /** Overlay for listings: live records of unended runs win over what was last committed. */
+  readonly overlay = (run: RunRecord): RunRecord => {
+    const live = this.active.get(run.id)?.record;
+    return live && !TERMINAL.has(live.status) ? live : run;
+  };
 
   /** A page of runs from the store, live records laid over it (see list.ts). */
   list(q: RunListQuery): Promise<RunListPage> {
@@ -274,14 +295,12 @@ export class RunService {
     }
     const args = req.input ?? {};
     await this.validateInput(automation, manifest, args);
-    if (this.queued >= this.options.maxQueuedRuns) {
-      throw new ApiError(
-        429,
-        'too_many_queued_runs',
-        `${this.queued} runs are queued; try again shortly`,
-        [],
-        { 'retry-after': '1' },
-      );
+    // With a shared queue the bound is the cluster's: runs waiting for any node.
+    const queued = this.queue ? await this.queue.queuedCount(this.options.maxQueuedRuns) : this.queued;
+    if (queued >= this.options.maxQueuedRuns) {
+      throw new ApiError(429, 'too_many_queued_runs', `${queued} runs are queued; try again shortly`, [], {
+        'retry-after': '1',
+      });
     }
 
     // Every caller's input files land at input/<field>/<filename> in the run's folder; a field or
@@ -347,6 +366,7 @@ export class RunService {
         stepName: null,
         contentType: f.contentType,
         size: f.size,
+        sha256: f.sha256,
       })),
       schemaValid: null,
       retry: {
@@ -632,8 +652,12 @@ export class RunService {
     // Read again below before the final write; a failure here (the database is down) is not one.
     const previousStored = (await this.store.get(active.record.id).catch(() => undefined)) ?? active.record;
     const status: RunStatus = outcome.kind;
+    // Several nodes: output files go to the shared blob store before the end is recorded, so
+    // any node answers artifact downloads, ZIPs, scoring and reviews of the run.
+    const files = this.queue ? await this.shareOutputs(active) : active.record.files;
     const next: RunRecord = {
       ...active.record,
+      files,
       status,
       completedAt: now,
       output: outcome.kind === 'completed' ? outcome.output : null,
@@ -702,6 +726,41 @@ export class RunService {
       for (const resolve of waiting) resolve(next);
     }
     if (this.queue) void this.pump();
+  }
+
+  /**
+   * The run's files with each output file stored in the blob store (by sha256). An outage of
+   * the database is waited out as for the end's own writes; a file that cannot be read is left
+   * without a blob (logged): it stays downloadable from this node only.
+   */
+  private async shareOutputs(active: ActiveRun): Promise<RunArtifact[]> {
+    const out: RunArtifact[] = [];
+    for (const f of active.record.files) {
+      if (f.role !== 'output' || f.sha256) {
+        out.push(f);
+        continue;
+      }
+      const path = join(this.runDir(active.record.id), f.path);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const { sha256 } = await this.options.blobs.write(createReadStream(path));
+          out.push({ ...f, sha256 });
+          break;
+        } catch (err) {
+          if (unavailable(err) && !this.closing && !active.abandoned) {
+            await backoff(attempt);
+            continue;
+          }
+          this.options.log.warn(
+            { err, runId: active.record.id, path: f.path },
+            'cannot share an output file',
+          );
+          out.push(f);
+          break;
+        }
+      }
+    }
+    return out;
   }
 
   /**
@@ -867,10 +926,9 @@ export class RunService {
       // The node that received the run wrote its inputs here only if it is this node.
       const dir = this.runDir(id);
       await mkdir(join(dir, 'output'), { recursive: true });
-      for (const f of detail.input.files) {
-        const path = join(dir, f.path);
-        if (!existsSync(path)) await this.options.blobs.copyTo(f.sha256, path);
-      }
+      for (const f of detail.input.files)
+        if (!(await localCopy(this.options.blobs, join(dir, f.path), f.sha256)))
+          throw new RunFailure('input_unavailable', `input file ${f.name} is not in the blob store`);
       await this.dispatch(active, automation, manifest);
     } catch (err) {
       if (unavailable(err) && !this.closing) {
@@ -1021,7 +1079,10 @@ export class RunService {
       contentType: f.contentType,
       size: f.size,
       sha256: f.sha256,
-      source: { path: join(this.runDir(source.id), f.path) },
+      // Another node's run: its inputs are in the shared blob store (put there at its start).
+      source: existsSync(join(this.runDir(source.id), f.path))
+        ? { path: join(this.runDir(source.id), f.path) }
+        : 'blob',
       fileId: f.fileId,
     }));
     const req: StartRunRequest = {

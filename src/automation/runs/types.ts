@@ -44,6 +44,11 @@ export interface RunArtifact {
   stepName: string | null;
   contentType: string;
   size: number;
+  /**
+   * The blob holding the bytes (internal, not on the wire): input files always; output files
+   * when nodes share a blob store (docs/automation.md "Several nodes"), stored as the run ends.
+   */
+  sha256?: string;
 }
 
 /** Review summary the review side (src/automation/reviews) keeps on the run so list filters can read it. */

@@ -11,6 +11,7 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { unzipSync } from 'fflate';
 import pg from 'pg';
 import { api, automationNode, TOKEN, type Node } from './nodes.js';
 import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
@@ -28,9 +29,30 @@ export default {
 };
 `;
 
+/** Writes its input text to output file out.txt. */
+const FILE_WRITER: Record<string, string> = {
+  'workflows/file-writer/manifest.json': workflowManifest('File writer'),
+  'workflows/file-writer/index.js': `export default { steps: [{ name: 'write', async run(ctx) {
+    await ctx.files.write('out.txt', ctx.input.text, 'text/plain');
+    return { written: true };
+  } }] };\n`,
+};
+
 describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, () => {
   let server: PostgresServer;
   let db: pg.Client;
+  let url: string;
+  let nodeEnv: Record<string, string>;
+  /** A query on a connection of its own (the shared client is cut off when (e) stops the server). */
+  const sql = async <R extends pg.QueryResultRow>(text: string, params: unknown[]) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return await client.query<R>(text, params);
+    } finally {
+      await client.end();
+    }
+  };
   let dir: string;
   let a: Node;
   let b: Node;
@@ -49,12 +71,12 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
     process.env.PG_NODES_LOG &&
     console.error(
       JSON.stringify(
-        (await db.query('SELECT id, queue_state, node, status, attempt FROM runs ORDER BY created_at')).rows,
+        (await sql('SELECT id, queue_state, node, status, attempt FROM runs ORDER BY created_at', [])).rows,
       ),
     );
   const claimed = async (ids: string[]) =>
     (
-      await db.query<{ id: string; node: string }>(
+      await sql<{ id: string; node: string }>(
         `SELECT id, node FROM runs WHERE id = ANY($1) AND queue_state = 'claimed'`,
         [ids],
       )
@@ -66,7 +88,7 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
 
   before(async () => {
     server = await startPostgres();
-    const url = await server.createDatabase();
+    url = await server.createDatabase();
     db = new pg.Client({ connectionString: url });
     await db.connect();
     // This client is cut off when the server stops in (e); the test no longer needs it then.
@@ -85,7 +107,9 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
     gitIn(remote, ['tag', '-a', `${GATED}@1.0.0`, '-m', 'gated']);
     release(remote, FILE_ECHO);
     gitIn(remote, ['tag', '-a', 'workflows.file-echo@1.0.0', '-m', 'file-echo']);
-    const env = {
+    release(remote, FILE_WRITER);
+    gitIn(remote, ['tag', '-a', 'workflows.file-writer@1.0.0', '-m', 'file-writer']);
+    nodeEnv = {
       AUTOMATION_DATABASE_URL: url,
       AUTOMATION_REGISTRY_URL: remote,
       AUTOMATION_SEED_BUILTINS: 'false',
@@ -94,8 +118,8 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
       AUTOMATION_CANCEL_GRACE: '300ms',
       AUTOMATION_DATABASE_CONNECT_TIMEOUT: '1s',
     };
-    a = automationNode('a', join(dir, 'a'), env);
-    b = automationNode('b', join(dir, 'b'), env);
+    a = automationNode('a', join(dir, 'a'), nodeEnv);
+    b = automationNode('b', join(dir, 'b'), nodeEnv);
     await a.start();
     await b.start();
   });
@@ -302,5 +326,116 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
     const run = (await multipart.json()) as any;
     assert.equal(multipart.status, 200, JSON.stringify(run));
     assert.deepEqual(run.output, { 'note/note.txt': 'a part sent to B' });
+    // A rerun through A of B's multipart run, with A's copy of the run folder gone (if it ran
+    // it): the input is read from the blob store.
+    rmSync(join(dir, 'a', 'automation', 'runs', run.id), { recursive: true, force: true });
+    const rerun = await api(a, 'POST', `/runs/${run.id}/rerun`);
+    assert.ok(rerun.status === 200 || rerun.status === 201, JSON.stringify(rerun.body));
+    await waitUntil('the rerun completed', async () => (await status(b, rerun.body.id)) === 'completed');
+    assert.deepEqual((await api(b, 'GET', `/runs/${rerun.body.id}`)).body.output, {
+      'note/note.txt': 'a part sent to B',
+    });
+  });
+
+  test('(g) output and corrected files are served by either node, whichever ran the run', async () => {
+    const done = await api(a, 'POST', '/runs?wait_for_completion=60', {
+      target: 'workflows.file-writer',
+      input: { text: 'written on one node' },
+    });
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    const id = done.body.id as string;
+    const ran = (await sql<{ node: string }>('SELECT node FROM runs WHERE id = $1', [id])).rows[0]!.node;
+    // The node that did not run it has no run folder for it: everything comes from the database.
+    const [runner, other] = ran === 'a' ? [a, b] : [b, a];
+    const get = (node: Node, path: string) =>
+      fetch(`${node.url}/api/v1${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    for (const node of [other, runner]) {
+      const listed = await api(node, 'GET', `/runs/${id}/artifacts`);
+      assert.equal(listed.status, 200, JSON.stringify(listed.body));
+      assert.deepEqual(
+        listed.body.artifacts.map((f: any) => f.path),
+        ['output/out.txt'],
+      );
+      const bytes = await get(node, `/runs/${id}/artifacts/output/out.txt`);
+      assert.equal(bytes.status, 200);
+      assert.equal(await bytes.text(), 'written on one node');
+      const zip = await get(node, `/runs/${id}/artifacts?zip=1`);
+      assert.equal(zip.status, 200);
+      const entries = unzipSync(new Uint8Array(await zip.arrayBuffer()));
+      assert.equal(Buffer.from(entries['out.txt']!).toString(), 'written on one node');
+    }
+    // A review made on the other node: an uploaded corrected file and a copy of the output.
+    assert.equal((await api(other, 'PUT', `/runs/${id}/reviews`, { verdict: 'incorrect' })).status, 200);
+    const form = new FormData();
+    form.append('file', new Blob(['the right answer'], { type: 'text/plain' }), 'right.txt');
+    const upload = await fetch(`${other.url}/api/v1/runs/${id}/reviews/expected`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: form,
+    });
+    assert.ok(upload.ok, await upload.text());
+    const copied = await api(runner, 'POST', `/runs/${id}/reviews/expected`, {
+      outputFileName: 'out.txt',
+      expectedName: 'copied.txt',
+    });
+    assert.ok(copied.status < 300, JSON.stringify(copied.body));
+    for (const node of [runner, other]) {
+      const right = await get(node, `/runs/${id}/reviews/expected/right.txt`);
+      assert.equal(await right.text(), 'the right answer');
+      const copy = await get(node, `/runs/${id}/reviews/expected/copied.txt`);
+      assert.equal(await copy.text(), 'written on one node');
+      const bundle = await get(node, `/runs/${id}/artifacts?zip=1&bundle=review`);
+      assert.equal(bundle.status, 200);
+      const entries = unzipSync(new Uint8Array(await bundle.arrayBuffer()));
+      assert.deepEqual(
+        Object.fromEntries(Object.entries(entries).map(([k, v]) => [k, Buffer.from(v).toString()])),
+        {
+          'output/out.txt': 'written on one node',
+          'expected/right.txt': 'the right answer',
+          'expected/copied.txt': 'written on one node',
+        },
+      );
+    }
+    // The blobs are held by the run: deleting a stored file of the same content keeps them.
+    const holds = await sql<{ sha256: string }>('SELECT sha256 FROM blob_holds WHERE holder = $1', [
+      `run:${id}`,
+    ]);
+    assert.equal(holds.rowCount, 2, JSON.stringify(holds.rows));
+  });
+
+  test('(h) AUTOMATION_MAX_QUEUED_RUNS counts the runs queued for every node', async () => {
+    const c = automationNode('c', join(dir, 'c'), {
+      ...nodeEnv,
+      AUTOMATION_POOL_THREADS: '1',
+      AUTOMATION_MAX_QUEUED_RUNS: '2',
+    });
+    await c.start();
+    try {
+      const g = gate();
+      // Five held runs fill the three pools (2 + 2 + 1); two more wait in the queue.
+      const running: string[] = [];
+      for (let i = 0; i < 5; i++) running.push(await start(i % 2 ? a : b, g, `q${i}`));
+      await waitUntil('every pool full', async () => (await claimed(running)).length === 5);
+      const waiting = [await start(a, g, 'w0'), await start(b, g, 'w1')];
+      const queued = await sql<{ n: string }>(
+        `SELECT count(*) AS n FROM runs WHERE id = ANY($1) AND queue_state = 'queued'`,
+        [waiting],
+      );
+      assert.equal(Number(queued.rows[0]!.n), 2);
+      // C queued nothing itself, yet the cluster's queue is at its bound.
+      const refused = await api(c, 'POST', '/runs', { target: GATED, input: { gate: g, text: 'x' } });
+      assert.equal(refused.status, 429, JSON.stringify(refused.body));
+      assert.equal(refused.body.issues[0].code, 'too_many_queued_runs');
+      writeFileSync(g, '');
+      for (const id of [...running, ...waiting])
+        await waitUntil(`run ${id} completed`, async () => (await status(a, id)) === 'completed');
+      const accepted = await api(c, 'POST', '/runs?wait_for_completion=60', {
+        target: GATED,
+        input: { gate: g, text: 'after' },
+      });
+      assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
+    } finally {
+      await c.stop();
+    }
   });
 });

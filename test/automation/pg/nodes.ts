@@ -81,4 +81,3 @@ export async function api(node: Node, method: string, path: string, body?: unkno
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
-

@@ -76,6 +76,17 @@ describe('PostgreSQL run queue, two nodes', { skip: postgresSkip }, () => {
     }
   }
 
+  it('queuedCount sees the runs every node queued, up to its bound, and not claimed ones', async () => {
+    const { a, b } = await cluster();
+    await enqueueRuns(a, 3);
+    await enqueueRuns(b, 2);
+    assert.equal(await a.queue.queuedCount(100), 5);
+    assert.equal(await b.queue.queuedCount(100), 5);
+    assert.equal(await b.queue.queuedCount(4), 4);
+    assert.equal((await a.queue.claim(2)).length, 2);
+    assert.equal(await b.queue.queuedCount(100), 3);
+  });
+
   it('a queued run wakes the other node, and every run is claimed by exactly one node', async () => {
     const { a, b, db } = await cluster();
     const woken = once(b.queue, 'wake');

@@ -7,7 +7,8 @@ import type { ReviewRecord } from '../../reviews/types.js';
 import { upgradeReview } from '../../reviews/upgrade.js';
 import type { RunRecord } from '../../runs/types.js';
 import type { PgDatabase } from '../pool.js';
-import { runRecordWriter } from './runs.js';
+import { holdBlobs } from './blob-refs.js';
+import { runHolder, runRecordWriter } from './runs.js';
 
 /** The meta key holding a tenant's latest review close time (the same as LMDB's). */
 const lastClosedKey = (tenant: string) => `last-review-closed-at/${tenant}`;
@@ -45,6 +46,9 @@ export class PgReviewStore implements ReviewStore {
           [run.tenant, run.id, review.automationId, reviewJson],
         );
       else await tx.query('DELETE FROM reviews WHERE tenant = $1 AND run_id = $2', [run.tenant, run.id]);
+      // Corrected files shared through the blob store (several nodes) are held by the run.
+      const shared = (review?.expectedFiles ?? []).flatMap((f) => (f.sha256 ? [f.sha256] : []));
+      await holdBlobs(tx, runHolder(run.id), shared);
       if (closedAt != null)
         await tx.query(
           `INSERT INTO meta (key, value) VALUES ($1, to_jsonb($2::numeric))

@@ -12,6 +12,7 @@ import { decodeCursor, encodeCursor, type RunListPage, type RunListQuery } from 
 import type { RunStore } from '../../runs/store.js';
 import type { RunDetail, RunEvent, RunRecord } from '../../runs/types.js';
 import type { PgDatabase, Queryable } from '../pool.js';
+import { holdBlobs } from './blob-refs.js';
 
 const UNFINISHED = ['created', 'pending', 'running', 'waiting', 'finalizing'];
 
@@ -289,24 +290,29 @@ export class PgRunStore implements RunStore {
       );
       await tx.query('INSERT INTO run_details (run_id, detail) VALUES ($1, $2)', [run.id, detailJson]);
       if (events.length > 0) await insertEvents(tx, run.id, eventsJson);
+      await holdBlobs(tx, runHolder(run.id), sharedBlobs(run));
     });
   }
 
   async update(_previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void> {
     // The indexes follow the columns, so unlike LMDB nothing depends on `previous`.
     const write = runRecordWriter(next);
-    if (!detail) {
+    // Output files put in the blob store (several nodes) are held by the run from now on.
+    const outputs = sharedBlobs(next, 'output');
+    if (!detail && outputs.length === 0) {
       await write(this.db);
       return;
     }
-    const detailJson = JSON.stringify(detail);
+    const detailJson = detail && JSON.stringify(detail);
     await this.db.transaction(async (tx) => {
       await write(tx);
-      await tx.query(
-        `INSERT INTO run_details (run_id, detail) VALUES ($1, $2)
-         ON CONFLICT (run_id) DO UPDATE SET detail = excluded.detail`,
-        [next.id, detailJson],
-      );
+      if (detailJson !== undefined)
+        await tx.query(
+          `INSERT INTO run_details (run_id, detail) VALUES ($1, $2)
+           ON CONFLICT (run_id) DO UPDATE SET detail = excluded.detail`,
+          [next.id, detailJson],
+        );
+      await holdBlobs(tx, runHolder(next.id), outputs);
     });
   }
 
@@ -374,4 +380,14 @@ async function insertEvents(q: Queryable, runId: string, [seqs, events]: EventsP
      ON CONFLICT (run_id, seq) DO UPDATE SET event = excluded.event`,
     [runId, seqs, events],
   );
+}
+
+/** The holder name of a run's blobs in `blob_holds` (migration 002). */
+export const runHolder = (runId: string) => `run:${runId}`;
+
+/** The sha256 of the run's files that are in the blob store (of one role when given). */
+function sharedBlobs(run: RunRecord, role?: 'input' | 'output'): string[] {
+  const out: string[] = [];
+  for (const f of run.files) if (f.sha256 && (role === undefined || f.role === role)) out.push(f.sha256);
+  return out;
 }

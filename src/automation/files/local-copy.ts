@@ -1,0 +1,33 @@
+// A file of a run on this node's disk. With several nodes (docs/automation.md "Several nodes")
+// a run's input, output and corrected files are kept in the shared blob store and named there
+// by their sha256; the run folder of each node is then a cache of them, filled on first use.
+// A copy lands under a temporary name and is renamed into place, so a reader that finds the
+// file never sees it half-written (two nodes' requests may fetch the same file at once).
+
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import type { BlobStore } from './blob-store.js';
+
+/**
+ * True when the file is at `path`: already there, or copied now from the blob store by
+ * `sha256`. False when it is not there and no blob names it (or the blob is gone).
+ */
+export async function localCopy(
+  blobs: BlobStore,
+  path: string,
+  sha256: string | undefined,
+): Promise<boolean> {
+  if (existsSync(path)) return true;
+  if (!sha256) return false;
+  const part = `${path}.part-${randomBytes(6).toString('hex')}`;
+  try {
+    await blobs.copyTo(sha256, part);
+    await rename(part, path);
+    return true;
+  } catch (err) {
+    await rm(part, { force: true });
+    if ((err as { code?: string }).code === 'not_found') return false;
+    throw err;
+  }
+}

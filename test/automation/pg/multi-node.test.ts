@@ -12,22 +12,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { api, automationNode, TOKEN, type Node } from './nodes.js';
+import { api, automationNode, gatedWorkflow, registryRemote, TOKEN, type Node } from './nodes.js';
 import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { waitUntil } from '../../helpers/wait.js';
-import { FILE_ECHO, gitIn, release, workflowManifest } from '../registry-git.js';
+import { FILE_ECHO } from '../registry-git.js';
 
 const GATED = 'workflows.gated';
-const SOURCE = `import { existsSync } from 'node:fs';
-export default {
-  steps: [{ name: 'wait', async run(ctx) {
-    while (!existsSync(ctx.input.gate)) await ctx.sleep(10);
-    return { text: ctx.input.text };
-  } }],
-  output: (ctx) => ctx.steps.wait,
-};
-`;
-
 describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, () => {
   let server: PostgresServer;
   let db: pg.Client;
@@ -72,19 +62,8 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
     // This client is cut off when the server stops in (e); the test no longer needs it then.
     db.on('error', () => undefined);
     dir = mkdtempSync(join(tmpdir(), 'sluice-pg-nodes-'));
-    // The registry remote both nodes clone: one workflow, released as 1.0.0.
-    const remote = join(dir, 'registry');
-    gitIn(dir, ['init', '-q', '-b', 'main', remote]);
-    writeFileSync(join(remote, 'automation.json'), '{"schemaVersion":1,"platformVersion":"1"}\n');
-    release(remote, {
-      'workflows/gated/manifest.json': workflowManifest('Gated', {
-        inputSchema: { type: 'object', required: ['gate', 'text'] },
-      }),
-      'workflows/gated/index.js': SOURCE,
-    });
-    gitIn(remote, ['tag', '-a', `${GATED}@1.0.0`, '-m', 'gated']);
-    release(remote, FILE_ECHO);
-    gitIn(remote, ['tag', '-a', 'workflows.file-echo@1.0.0', '-m', 'file-echo']);
+    // The registry remote both nodes clone: two workflows, each released as 1.0.0.
+    const remote = registryRemote(dir, { [GATED]: gatedWorkflow('gated'), 'workflows.file-echo': FILE_ECHO });
     const env = {
       AUTOMATION_DATABASE_URL: url,
       AUTOMATION_REGISTRY_URL: remote,

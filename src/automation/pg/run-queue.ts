@@ -201,12 +201,14 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
 
   /**
    * Claims up to `limit` runs: expired leases first (takeovers), then the oldest queued runs
-   * that the concurrency limits allow.
+   * that the concurrency limits allow. With limits, a round whose window filled up but that
+   * claimed less than asked is followed by another (a transaction each): its window no longer
+   * holds the tenants and automations that reached their limit.
    */
   async claim(limit: number): Promise<ClaimedRun[]> {
     if (limit <= 0 || this.closed) return [];
     const mine = [...this.owned.keys()];
-    const claimed = await this.db.transaction(async (tx) => {
+    const first = await this.db.transaction(async (tx) => {
       const taken = await tx.query<ClaimRow>(
         `WITH expired AS (
            SELECT id, node FROM runs
@@ -222,15 +224,41 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       );
       const room = limit - taken.rows.length;
       const fresh =
-        room <= 0 ? [] : this.limited ? await this.claimLimited(tx, room) : await this.claimAny(tx, room);
-      return [
-        ...taken.rows.map((r) => toClaimed(r, true)),
-        ...fresh.map((r) => toClaimed({ ...r, previous_node: null }, false)),
-      ];
+        room <= 0
+          ? { rows: [], more: false }
+          : this.limited
+            ? await this.claimLimited(tx, room)
+            : { rows: await this.claimAny(tx, room), more: false };
+      return {
+        claimed: [
+          ...taken.rows.map((r) => toClaimed(r, true)),
+          ...fresh.rows.map((r) => toClaimed({ ...r, previous_node: null }, false)),
+        ],
+        more: fresh.more,
+      };
     });
+    const claimed = first.claimed;
+    this.own(claimed);
+    for (let more = first.more; more && claimed.length < limit && !this.closed;) {
+      const room = limit - claimed.length;
+      let next: { rows: ClaimRow[]; more: boolean };
+      try {
+        next = await this.db.transaction((tx) => this.claimLimited(tx, room));
+      } catch {
+        // What earlier rounds claimed is committed and this node's; the next wake tries again.
+        break;
+      }
+      const got = next.rows.map((r) => toClaimed({ ...r, previous_node: null }, false));
+      this.own(got);
+      claimed.push(...got);
+      more = next.more;
+    }
+    return claimed;
+  }
+
+  private own(claimed: ClaimedRun[]): void {
     for (const c of claimed)
       this.owned.set(c.runId, { attempt: c.attempt, cancelSignalled: c.cancelRequested });
-    return claimed;
   }
 
   private async claimAny(tx: Queryable, room: number): Promise<ClaimRow[]> {
@@ -254,19 +282,33 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * and automation among them (in one global order, so two claimers never wait on each other in
    * a cycle), count what runs now, and claim what fits. A claimer that counts after another
    * waits for its lock, which it holds until commit, so it sees those claims: the count and the
-   * claim are one atomic step across nodes.
+   * claim are one atomic step across nodes. The window leaves out the queued runs of tenants and
+   * automations already at their limit (read before the locks, so only a hint: the count decides),
+   * so that runs over a limit at the head of the queue, however many, do not hide the runs
+   * behind them. `more`: the window was full and not all of `room` was claimed, so a round with
+   * a fresh hint may find more.
    */
-  private async claimLimited(tx: Queryable, room: number): Promise<ClaimRow[]> {
+  private async claimLimited(tx: Queryable, room: number): Promise<{ rows: ClaimRow[]; more: boolean }> {
     const tenantLimit = this.options.tenantConcurrency ?? 0;
     const automationLimit = this.options.automationConcurrency ?? 0;
+    const size = Math.max(room * 4, 64);
     const window = await tx.query<{ id: string; tenant: string; automation_id: string }>(
-      `SELECT id, tenant, automation_id FROM runs WHERE queue_state = 'queued'
+      `WITH full_tenants AS (
+         SELECT tenant FROM runs WHERE $2::int > 0 AND queue_state = 'claimed'
+         GROUP BY tenant HAVING count(*) >= $2::int),
+       full_automations AS (
+         SELECT automation_id FROM runs WHERE $3::int > 0 AND queue_state = 'claimed'
+         GROUP BY automation_id HAVING count(*) >= $3::int)
+       SELECT id, tenant, automation_id FROM runs
+       WHERE queue_state = 'queued'
+         AND tenant NOT IN (SELECT tenant FROM full_tenants)
+         AND automation_id NOT IN (SELECT automation_id FROM full_automations)
        ORDER BY queued_at, id
        LIMIT $1
-       FOR UPDATE SKIP LOCKED`,
-      [Math.max(room * 4, 64)],
+       FOR UPDATE OF runs SKIP LOCKED`,
+      [size, tenantLimit, automationLimit],
     );
-    if (window.rows.length === 0) return [];
+    if (window.rows.length === 0) return { rows: [], more: false };
     const tenants = [...new Set(window.rows.map((r) => r.tenant))];
     const automations = [...new Set(window.rows.map((r) => r.automation_id))];
     const keys = [
@@ -298,7 +340,8 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       count.set(a, (count.get(a) ?? 0) + 1);
       pick.push(r.id);
     }
-    if (pick.length === 0) return [];
+    const more = window.rows.length === size && pick.length < room;
+    if (pick.length === 0) return { rows: [], more };
     const { rows } = await tx.query<ClaimRow>(
       `UPDATE runs SET queue_state = 'claimed', node = $1,
          lease_expires_at = clock_timestamp() + make_interval(secs => $2), attempt = attempt + 1
@@ -306,7 +349,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
        RETURNING id, tenant, automation_id, attempt, cancel_requested`,
       [this.nodeId, this.leaseSeconds, pick],
     );
-    return rows;
+    return { rows, more };
   }
 
   /**

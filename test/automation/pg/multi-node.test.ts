@@ -13,22 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unzipSync } from 'fflate';
 import pg from 'pg';
-import { api, automationNode, TOKEN, type Node } from './nodes.js';
+import { api, automationNode, gatedWorkflow, registryRemote, TOKEN, type Node } from './nodes.js';
 import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { waitUntil } from '../../helpers/wait.js';
-import { FILE_ECHO, gitIn, release, workflowManifest } from '../registry-git.js';
+import { FILE_ECHO, workflowManifest } from '../registry-git.js';
 
 const GATED = 'workflows.gated';
-const SOURCE = `import { existsSync } from 'node:fs';
-export default {
-  steps: [{ name: 'wait', async run(ctx) {
-    while (!existsSync(ctx.input.gate)) await ctx.sleep(10);
-    return { text: ctx.input.text };
-  } }],
-  output: (ctx) => ctx.steps.wait,
-};
-`;
-
 /** Writes its input text to output file out.txt. */
 const FILE_WRITER: Record<string, string> = {
   'workflows/file-writer/manifest.json': workflowManifest('File writer'),
@@ -94,21 +84,12 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
     // This client is cut off when the server stops in (e); the test no longer needs it then.
     db.on('error', () => undefined);
     dir = mkdtempSync(join(tmpdir(), 'sluice-pg-nodes-'));
-    // The registry remote both nodes clone: one workflow, released as 1.0.0.
-    const remote = join(dir, 'registry');
-    gitIn(dir, ['init', '-q', '-b', 'main', remote]);
-    writeFileSync(join(remote, 'automation.json'), '{"schemaVersion":1,"platformVersion":"1"}\n');
-    release(remote, {
-      'workflows/gated/manifest.json': workflowManifest('Gated', {
-        inputSchema: { type: 'object', required: ['gate', 'text'] },
-      }),
-      'workflows/gated/index.js': SOURCE,
+    // The registry remote both nodes clone: three workflows, each released as 1.0.0.
+    const remote = registryRemote(dir, {
+      [GATED]: gatedWorkflow('gated'),
+      'workflows.file-echo': FILE_ECHO,
+      'workflows.file-writer': FILE_WRITER,
     });
-    gitIn(remote, ['tag', '-a', `${GATED}@1.0.0`, '-m', 'gated']);
-    release(remote, FILE_ECHO);
-    gitIn(remote, ['tag', '-a', 'workflows.file-echo@1.0.0', '-m', 'file-echo']);
-    release(remote, FILE_WRITER);
-    gitIn(remote, ['tag', '-a', 'workflows.file-writer@1.0.0', '-m', 'file-writer']);
     nodeEnv = {
       AUTOMATION_DATABASE_URL: url,
       AUTOMATION_REGISTRY_URL: remote,

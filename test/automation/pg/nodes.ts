@@ -1,10 +1,12 @@
 // Sluice automation nodes as child processes (node-child.ts) for the multi-node tests: start one
-// with its AUTOMATION_* settings, SIGKILL it (a crash) or SIGTERM it (a clean stop), call its API.
+// with its AUTOMATION_* settings, SIGKILL it (a crash) or SIGTERM it (a clean stop), call its API;
+// and the registry remote the nodes clone, with workflows that wait on a gate file.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { withinHang } from '../../helpers/wait.js';
+import { gitIn, release, workflowManifest } from '../registry-git.js';
 
 export const TOKEN = `pg-nodes-${process.pid}-${Math.random().toString(36).slice(2)}`;
 
@@ -69,15 +71,51 @@ export function automationNode(name: string, dir: string, env: Record<string, st
   return node;
 }
 
-export async function api(node: Node, method: string, path: string, body?: unknown) {
+/** A call of a node's API, as the nodes' admin (tenant `default`) or with another key's token. */
+export async function api(node: Node, method: string, path: string, body?: unknown, token = TOKEN) {
   const res = await fetch(`${node.url}/api/v1${path}`, {
     method,
     headers: {
-      authorization: `Bearer ${TOKEN}`,
+      authorization: `Bearer ${token}`,
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+const GATED_SOURCE = `import { existsSync } from 'node:fs';
+export default {
+  steps: [{ name: 'wait', async run(ctx) {
+    while (!existsSync(ctx.input.gate)) await ctx.sleep(10);
+    return { text: ctx.input.text };
+  } }],
+  output: (ctx) => ctx.steps.wait,
+};
+`;
+
+/**
+ * The files of a workflow `workflows.<name>` that waits until the file named by its input's
+ * `gate` exists, then outputs `{text}` of its input.
+ */
+export function gatedWorkflow(name: string): Record<string, string> {
+  return {
+    [`workflows/${name}/manifest.json`]: workflowManifest(`Gated ${name}`, {
+      inputSchema: { type: 'object', required: ['gate', 'text'] },
+    }),
+    [`workflows/${name}/index.js`]: GATED_SOURCE,
+  };
+}
+
+/**
+ * A registry remote at `<dir>/registry` holding each workflow (its id → its files), each
+ * committed and released as `<id>@1.0.0`; returns its path.
+ */
+export function registryRemote(dir: string, workflows: Record<string, Record<string, string>>): string {
+  const remote = join(dir, 'registry');
+  gitIn(dir, ['init', '-q', '-b', 'main', remote]);
+  writeFileSync(join(remote, 'automation.json'), '{"schemaVersion":1,"platformVersion":"1"}\n');
+  for (const [id, files] of Object.entries(workflows)) release(remote, files, `${id}@1.0.0`);
+  return remote;
 }

@@ -1,8 +1,9 @@
 // The shared run queue with two queue instances ("nodes") on one private PostgreSQL: every run
 // claimed by exactly one node, wakes by NOTIFY, lease takeover after a node stops renewing,
 // cancel reaching the owner, done reaching a waiter on the other node, concurrency limits with
-// both nodes claiming at once, and a PostgreSQL restart the same instances live through. Waits
-// are on events and state; the only clock involved is the (short) lease the takeover waits out.
+// both nodes claiming at once and behind a long queue of runs over a limit, and a PostgreSQL
+// restart the same instances live through. Waits are on events and state; the only clock
+// involved is the (short) lease the takeover waits out.
 import * as assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
@@ -240,6 +241,26 @@ describe('PostgreSQL run queue, two nodes', { skip: postgresSkip }, () => {
         if (id) assert.equal(await owned.get(id)!.queue.complete(id, 'completed'), true);
       }
     }
+  });
+
+  it('runs over a limit at the head of the queue, more than a claim window, do not hide the runs behind them', async () => {
+    const { a } = await cluster({ tenantConcurrency: 1 });
+    const t1 = await enqueueRuns(a, 70, 't1', 'wf_1');
+    const [t2] = await enqueueRuns(a, 1, 't2', 'wf_1');
+    // One round's window (64 rows) is t1's alone and yields one run; the next round, which
+    // leaves t1 out (at its limit now), finds t2's.
+    const got = await a.queue.claim(2);
+    assert.deepEqual(
+      got.map((c) => c.runId),
+      [t1[0], t2],
+    );
+    // Both tenants are at their limit: nothing more, however many are asked for.
+    assert.deepEqual(await a.queue.claim(5), []);
+    assert.equal(await a.queue.complete(t1[0]!, 'completed'), true);
+    assert.deepEqual(
+      (await a.queue.claim(5)).map((c) => c.runId),
+      [t1[1]],
+    );
   });
 
   it('PostgreSQL restarted: calls fail as database_unavailable, then the same instances work again', async () => {

@@ -7,7 +7,23 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { BlobStore } from './blob-store.js';
+
+/**
+ * Where a file of a run is read on this node. Shared files (several nodes) are read from a
+ * folder of the run named by content, `.blobs/<sha256>`, not from their path in the run folder:
+ * a corrected file may be replaced under the same name, and a run taken over may have written
+ * other outputs on the node that lost it, so a copy kept under a name could go stale; one kept
+ * under its content address cannot.
+ */
+export function runFilePath(
+  runDir: string,
+  file: { path: string; sha256?: string | undefined },
+  shared: boolean,
+): string {
+  return shared && file.sha256 ? join(runDir, '.blobs', file.sha256) : join(runDir, file.path);
+}
 
 /**
  * True when the file is at `path`: already there, or copied now from the blob store by

@@ -9,7 +9,7 @@ import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BlobStore } from '../files/blob-store.js';
 import { writeTemp, type TempFile } from '../files/blobs.js';
-import { localCopy } from '../files/local-copy.js';
+import { localCopy, runFilePath } from '../files/local-copy.js';
 
 /** A file named by where it is in the run folder and, when shared, by its blob. */
 export interface SharedName {
@@ -73,7 +73,7 @@ export class RunFolderExpectedFiles implements ExpectedFileBytes {
     file: { path: string } & SharedName,
     name: string,
   ): Promise<string | undefined> {
-    const source = join(this.runDir(runId), file.path);
+    const source = runFilePath(this.runDir(runId), file, this.shared);
     await localCopy(this.blobs, source, file.sha256);
     await mkdir(this.dir(runId), { recursive: true });
     await copyFile(source, join(this.dir(runId), name));
@@ -98,7 +98,7 @@ export class RunFolderExpectedFiles implements ExpectedFileBytes {
   }
 
   async read(runId: string, file: { name: string } & SharedName): Promise<AsyncIterable<Buffer> | undefined> {
-    const path = join(this.dir(runId), file.name);
+    const path = runFilePath(this.runDir(runId), { path: `expected/${file.name}`, ...file }, this.shared);
     await localCopy(this.blobs, path, file.sha256);
     return openIfPresent(path);
   }
@@ -107,7 +107,7 @@ export class RunFolderExpectedFiles implements ExpectedFileBytes {
     runId: string,
     file: { path: string } & SharedName,
   ): Promise<AsyncIterable<Buffer> | undefined> {
-    const path = join(this.runDir(runId), file.path);
+    const path = runFilePath(this.runDir(runId), file, this.shared);
     await localCopy(this.blobs, path, file.sha256);
     return openIfPresent(path);
   }

@@ -14,7 +14,7 @@ import { invalid, notFound, ApiError } from '../errors.js';
 import { checkRelativePath } from '../datasets/paths.js';
 import type { BlobStore } from '../files/blob-store.js';
 import { snapshot } from '../files/blobs.js';
-import { localCopy } from '../files/local-copy.js';
+import { localCopy, runFilePath } from '../files/local-copy.js';
 import { parseTarget, type AutomationRegistry, type AutomationRecord } from '../registry/service.js';
 import { packagePath } from '../registry/repository.js';
 import type { Manifest } from '../registry/manifest.js';
@@ -160,7 +160,7 @@ export class RunService {
     run: Pick<RunRecord, 'id'>,
     file: { path: string; sha256?: string | undefined },
   ): Promise<string | undefined> {
-    const path = join(this.runDir(run.id), file.path);
+    const path = runFilePath(this.runDir(run.id), file, this.sharesFiles);
     return (await localCopy(this.options.blobs, path, file.sha256)) ? path : undefined;
   }
 

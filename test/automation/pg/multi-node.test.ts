@@ -377,11 +377,26 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
         },
       );
     }
+    // Replaced under the same name through the runner: the other node, which read (and kept a
+    // copy of) the first bytes, now serves the new ones.
+    const again = new FormData();
+    again.append('file', new Blob(['the right answer, corrected'], { type: 'text/plain' }), 'right.txt');
+    const replaced = await fetch(`${runner.url}/api/v1/runs/${id}/reviews/expected`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: again,
+    });
+    assert.ok(replaced.ok, await replaced.text());
+    for (const node of [other, runner])
+      assert.equal(
+        await (await get(node, `/runs/${id}/reviews/expected/right.txt`)).text(),
+        'the right answer, corrected',
+      );
     // The blobs are held by the run: deleting a stored file of the same content keeps them.
     const holds = await sql<{ sha256: string }>('SELECT sha256 FROM blob_holds WHERE holder = $1', [
       `run:${id}`,
     ]);
-    assert.equal(holds.rowCount, 2, JSON.stringify(holds.rows));
+    assert.equal(holds.rowCount, 3, JSON.stringify(holds.rows));
   });
 
   test('(h) AUTOMATION_MAX_QUEUED_RUNS counts the runs queued for every node', async () => {

@@ -123,6 +123,10 @@ export async function startAutomation(
       cacheDir: join(settings.dataDir, 'versions'),
       cloneUrl: settings.registryUrl,
       seedDir: settings.seedBuiltins ? builtinsDir() : undefined,
+      // Nodes sharing PostgreSQL share registry commits through it, with or without a remote.
+      sources: pg
+        ? { store: stores.registrySources, blobs: stores.blobs, tmpDir: join(settings.dataDir, 'tmp') }
+        : undefined,
     });
     const registry = new AutomationRegistry(stores.automations, repo, settings.defaultTimeoutMs);
     const init = await registry.init();

@@ -130,7 +130,8 @@ export async function startAutomation(
     });
     const registry = new AutomationRegistry(stores.automations, repo, settings.defaultTimeoutMs);
     const init = await registry.init();
-    if (init.created) log.info({ path: repo.path, synced: init.synced }, 'automation registry created');
+    if (init.created)
+      log.info({ path: repo.path, from: init.opened, synced: init.synced }, 'automation registry created');
 
     const runs = new RunService(stores.runs, registry, pool, {
       blobs: stores.blobs,

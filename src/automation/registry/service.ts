@@ -19,6 +19,7 @@ import {
   packagePath,
   PACKAGE_SEGMENT,
   RefNotFoundError,
+  type OpenedAs,
   type RegistryRepository,
   type ResolvedRef,
 } from './repository.js';
@@ -133,7 +134,7 @@ export class AutomationRegistry {
    * be newer than the base's tags. With a shared database every local release's commit is
    * published (sync does it for what it syncs).
    */
-  async init(): Promise<{ created: boolean; synced: string[] }> {
+  async init(): Promise<{ created: boolean; opened: OpenedAs; synced: string[] }> {
     const opened = await this.repo.open();
     const synced: string[] = [];
     if (opened === 'seeded' || opened === 'cloned') {
@@ -145,7 +146,7 @@ export class AutomationRegistry {
       for (const pkg of await this.repo.releasedPackages())
         for (const r of await this.repo.releases(pkg)) await this.repo.publish(r.commit);
     }
-    return { created: opened !== 'existing', synced };
+    return { created: opened !== 'existing', opened, synced };
   }
 
   /**

@@ -138,6 +138,11 @@ export class RegistryRepository {
     return this.bundles !== undefined;
   }
 
+  /** Shared with other nodes, but without a remote: each node's tags are only its own. */
+  get sharedWithoutRemote(): boolean {
+    return this.bundles !== undefined && !this.options.cloneUrl;
+  }
+
   /**
    * With a shared database: makes sure a bundle of `commit` (which this repository has) is stored
    * there, so that any node can run it. Known commits cost nothing after the first call.

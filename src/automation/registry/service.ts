@@ -13,7 +13,7 @@ import {
 } from './manifest.js';
 import { GitError } from './git.js';
 import { CommitUnavailableError } from './bundles.js';
-import { SEMVER } from './semver.js';
+import { compareSemver, SEMVER } from './semver.js';
 import {
   packageName,
   packagePath,
@@ -260,6 +260,15 @@ export class AutomationRegistry {
     const warnings: string[] = [];
     const id = (await this.store.idOfAlias(pkg)) ?? automationIdFor(target.type, target.slug);
     const previous = await this.get(id);
+    // Without a remote each node's tags are its own: a node that never saw the synced release
+    // would roll the shared records back to the releases it has.
+    if (previous && this.repo.sharedWithoutRemote && compareSemver(previous.version, latest.version) > 0)
+      throw new ApiError(
+        409,
+        'stale_registry',
+        `${pkg} ${previous.version} is synced, but this node's registry repository has releases up to ` +
+          `${latest.version}: sync through the node whose repository has the release`,
+      );
     const now = new Date().toISOString();
     const record: AutomationRecord = {
       id,

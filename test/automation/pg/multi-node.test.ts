@@ -8,43 +8,30 @@
 // The lease is 1s (a setting, not a margin): every step waits for the state it needs.
 import { after, before, describe, test } from 'node:test';
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
-import { api, automationNode, TOKEN, type Node } from './nodes.js';
-import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import type pg from 'pg';
+import {
+  api,
+  gatedFiles,
+  GATED,
+  openCluster,
+  startGated as start,
+  TOKEN,
+  type Cluster,
+  type Node,
+} from './nodes.js';
+import { postgresSkip, type PostgresServer } from '../../helpers/postgres.js';
 import { waitUntil } from '../../helpers/wait.js';
-import { FILE_ECHO, gitIn, release, workflowManifest } from '../registry-git.js';
-
-const GATED = 'workflows.gated';
-const SOURCE = `import { existsSync } from 'node:fs';
-export default {
-  steps: [{ name: 'wait', async run(ctx) {
-    while (!existsSync(ctx.input.gate)) await ctx.sleep(10);
-    return { text: ctx.input.text };
-  } }],
-  output: (ctx) => ctx.steps.wait,
-};
-`;
+import { FILE_ECHO, gitIn, release } from '../registry-git.js';
 
 describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, () => {
+  let cluster: Cluster;
   let server: PostgresServer;
   let db: pg.Client;
-  let dir: string;
   let a: Node;
   let b: Node;
-  const gates: string[] = [];
-  const gate = () => {
-    const path = join(dir, `gate-${gates.length}`);
-    gates.push(path);
-    return path;
-  };
-  const start = async (node: Node, gatePath: string, text: string, query = '') => {
-    const r = await api(node, 'POST', `/runs${query}`, { target: GATED, input: { gate: gatePath, text } });
-    assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body));
-    return r.body.id as string;
-  };
+  const gate = () => cluster.gate();
   const dump = async () =>
     process.env.PG_NODES_LOG &&
     console.error(
@@ -65,28 +52,17 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
   };
 
   before(async () => {
-    server = await startPostgres();
-    const url = await server.createDatabase();
-    db = new pg.Client({ connectionString: url });
-    await db.connect();
-    // This client is cut off when the server stops in (e); the test no longer needs it then.
-    db.on('error', () => undefined);
-    dir = mkdtempSync(join(tmpdir(), 'sluice-pg-nodes-'));
+    cluster = await openCluster('sluice-pg-nodes-');
+    ({ server, db } = cluster);
     // The registry remote both nodes clone: one workflow, released as 1.0.0.
-    const remote = join(dir, 'registry');
-    gitIn(dir, ['init', '-q', '-b', 'main', remote]);
+    const remote = join(cluster.dir, 'registry');
+    gitIn(cluster.dir, ['init', '-q', '-b', 'main', remote]);
     writeFileSync(join(remote, 'automation.json'), '{"schemaVersion":1,"platformVersion":"1"}\n');
-    release(remote, {
-      'workflows/gated/manifest.json': workflowManifest('Gated', {
-        inputSchema: { type: 'object', required: ['gate', 'text'] },
-      }),
-      'workflows/gated/index.js': SOURCE,
-    });
+    release(remote, gatedFiles());
     gitIn(remote, ['tag', '-a', `${GATED}@1.0.0`, '-m', 'gated']);
     release(remote, FILE_ECHO);
     gitIn(remote, ['tag', '-a', 'workflows.file-echo@1.0.0', '-m', 'file-echo']);
     const env = {
-      AUTOMATION_DATABASE_URL: url,
       AUTOMATION_REGISTRY_URL: remote,
       AUTOMATION_SEED_BUILTINS: 'false',
       AUTOMATION_POOL_THREADS: '2',
@@ -94,19 +70,14 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
       AUTOMATION_CANCEL_GRACE: '300ms',
       AUTOMATION_DATABASE_CONNECT_TIMEOUT: '1s',
     };
-    a = automationNode('a', join(dir, 'a'), env);
-    b = automationNode('b', join(dir, 'b'), env);
+    a = cluster.node('a', env);
+    b = cluster.node('b', env);
     await a.start();
     await b.start();
   });
 
   after(async () => {
-    for (const g of gates) writeFileSync(g, '');
-    await a?.stop();
-    await b?.stop();
-    await db?.end().catch(() => undefined);
-    await server?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await cluster?.close();
   });
 
   test('(a) both nodes execute runs; list and details are the same on both', async () => {

@@ -1,10 +1,16 @@
 // Sluice automation nodes as child processes (node-child.ts) for the multi-node tests: start one
-// with its AUTOMATION_* settings, SIGKILL it (a crash) or SIGTERM it (a clean stop), call its API.
+// with its AUTOMATION_* settings, SIGKILL it (a crash) or SIGTERM it (a clean stop), call its API;
+// and the held-run workflow (workflows.gated) the tests decide which node runs what with.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { strict as assert } from 'node:assert';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { createInterface } from 'node:readline';
+import { startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { withinHang } from '../../helpers/wait.js';
+import { workflowManifest } from '../registry-git.js';
 
 export const TOKEN = `pg-nodes-${process.pid}-${Math.random().toString(36).slice(2)}`;
 
@@ -82,3 +88,84 @@ export async function api(node: Node, method: string, path: string, body?: unkno
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
+/** The held-run workflow of the multi-node tests. */
+export const GATED = 'workflows.gated';
+
+/**
+ * workflows.gated's files: a run waits until its input's `gate` file exists, then answers its
+ * `text` (and `edition`, when given, to tell releases apart).
+ */
+export function gatedFiles(edition?: string): Record<string, string> {
+  const extra = edition === undefined ? '' : `, edition: ${JSON.stringify(edition)}`;
+  return {
+    'workflows/gated/manifest.json': workflowManifest('Gated', {
+      inputSchema: { type: 'object', required: ['gate', 'text'] },
+    }),
+    'workflows/gated/index.js': `import { existsSync } from 'node:fs';
+export default {
+  steps: [{ name: 'wait', async run(ctx) {
+    while (!existsSync(ctx.input.gate)) await ctx.sleep(10);
+    return { text: ctx.input.text${extra} };
+  } }],
+  output: (ctx) => ctx.steps.wait,
+};
+`,
+  };
+}
+
+/**
+ * The frame of a multi-node test: a private PostgreSQL with a fresh database, a client on it, a
+ * temp folder, gate files in it (`gate()` names a new one) and nodes on the database, each with
+ * its data directory `<dir>/<name>`. `close` opens every gate, stops the nodes and removes it all.
+ */
+export interface Cluster {
+  server: PostgresServer;
+  url: string;
+  db: pg.Client;
+  dir: string;
+  gate(): string;
+  node(name: string, env: Record<string, string>): Node;
+  close(): Promise<void>;
+}
+
+export async function openCluster(prefix: string): Promise<Cluster> {
+  const server = await startPostgres();
+  const url = await server.createDatabase();
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  // A test that stops the server cuts this client off; it no longer needs it then.
+  db.on('error', () => undefined);
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const gates: string[] = [];
+  const nodes: Node[] = [];
+  return {
+    server,
+    url,
+    db,
+    dir,
+    gate() {
+      const path = join(dir, `gate-${gates.length}`);
+      gates.push(path);
+      return path;
+    },
+    node(name, env) {
+      const node = automationNode(name, join(dir, name), { AUTOMATION_DATABASE_URL: url, ...env });
+      nodes.push(node);
+      return node;
+    },
+    async close() {
+      for (const path of gates) writeFileSync(path, '');
+      for (const node of nodes) await node.stop();
+      await db.end().catch(() => undefined);
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts a workflows.gated run on `node` held by `gate`; its id. */
+export async function startGated(node: Node, gate: string, text: string, query = ''): Promise<string> {
+  const r = await api(node, 'POST', `/runs${query}`, { target: GATED, input: { gate, text } });
+  assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body));
+  return r.body.id as string;
+}

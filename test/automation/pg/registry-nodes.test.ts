@@ -9,46 +9,29 @@
 // time (AUTOMATION_POOL_THREADS=1), which is how the steps decide which node executes a run.
 import { after, before, describe, test } from 'node:test';
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
-import { api, automationNode, type Node } from './nodes.js';
-import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import type pg from 'pg';
+import {
+  api,
+  gatedFiles,
+  GATED,
+  openCluster,
+  startGated as start,
+  type Cluster,
+  type Node,
+} from './nodes.js';
+import { postgresSkip } from '../../helpers/postgres.js';
 import { waitUntil } from '../../helpers/wait.js';
-import { gitIn, release, workflowManifest } from '../registry-git.js';
-
-const GATED = 'workflows.gated';
-/** A workflow that waits for its input's gate file, then answers its text and `edition`. */
-const source = (edition: string) => `import { existsSync } from 'node:fs';
-export default {
-  steps: [{ name: 'wait', async run(ctx) {
-    while (!existsSync(ctx.input.gate)) await ctx.sleep(10);
-    return { text: ctx.input.text, edition: ${JSON.stringify(edition)} };
-  } }],
-  output: (ctx) => ctx.steps.wait,
-};
-`;
-const gated = (edition: string) => ({
-  'workflows/gated/manifest.json': workflowManifest('Gated', {
-    inputSchema: { type: 'object', required: ['gate', 'text'] },
-  }),
-  'workflows/gated/index.js': source(edition),
-});
+import { gitIn, release } from '../registry-git.js';
 
 describe('the registry shared by two nodes through PostgreSQL alone', { skip: postgresSkip }, () => {
-  let server: PostgresServer;
-  let db: pg.Client;
-  let dir: string;
+  let cluster: Cluster;
   let a: Node;
   let b: Node;
-  const gates: string[] = [];
-  const gate = () => {
-    const path = join(dir, `gate-${gates.length}`);
-    gates.push(path);
-    return path;
-  };
-  const registry = (node: Node) => join(dir, node.name, 'automation', 'registry.git');
+  const gate = () => cluster.gate();
+  let db: pg.Client;
+  const registry = (node: Node) => join(cluster.dir, node.name, 'automation', 'registry.git');
   const hasCommit = (node: Node, commit: string) => {
     try {
       return (
@@ -57,11 +40,6 @@ describe('the registry shared by two nodes through PostgreSQL alone', { skip: po
     } catch {
       return false; // exit status 1: no such commit
     }
-  };
-  const start = async (node: Node, gatePath: string, text: string, query = '') => {
-    const r = await api(node, 'POST', `/runs${query}`, { target: GATED, input: { gate: gatePath, text } });
-    assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body));
-    return r.body.id as string;
   };
   const claimedBy = async (id: string) =>
     (
@@ -76,25 +54,16 @@ describe('the registry shared by two nodes through PostgreSQL alone', { skip: po
     });
 
   before(async () => {
-    server = await startPostgres();
-    const url = await server.createDatabase();
-    db = new pg.Client({ connectionString: url });
-    await db.connect();
-    dir = mkdtempSync(join(tmpdir(), 'sluice-pg-registry-'));
-    const env = { AUTOMATION_DATABASE_URL: url, AUTOMATION_POOL_THREADS: '1' };
-    a = automationNode('a', join(dir, 'a'), env);
-    b = automationNode('b', join(dir, 'b'), env);
+    cluster = await openCluster('sluice-pg-registry-');
+    db = cluster.db;
+    a = cluster.node('a', { AUTOMATION_POOL_THREADS: '1' });
+    b = cluster.node('b', { AUTOMATION_POOL_THREADS: '1' });
     // Together: under the base's lock one seeds the built-ins, the other clones that history.
     await Promise.all([a.start(), b.start()]);
   });
 
   after(async () => {
-    for (const g of gates) writeFileSync(g, '');
-    await a?.stop();
-    await b?.stop();
-    await db?.end().catch(() => undefined);
-    await server?.stop();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await cluster?.close();
   });
 
   test('both nodes have one registry history, seeded once', async () => {
@@ -118,7 +87,7 @@ describe('the registry shared by two nodes through PostgreSQL alone', { skip: po
   });
 
   test('(a) a run started on A is executed on B, on A’s pinned commit', async () => {
-    const commit = release(registry(a), gated('1.0.0'), `${GATED}@1.0.0`);
+    const commit = release(registry(a), gatedFiles('1.0.0'), `${GATED}@1.0.0`);
     const synced = await api(a, 'POST', `/automations/${GATED}/sync`);
     assert.equal(synced.status, 200, JSON.stringify(synced.body));
     assert.equal(hasCommit(b, commit), false);
@@ -143,14 +112,21 @@ describe('the registry shared by two nodes through PostgreSQL alone', { skip: po
   });
 
   test('(b) a release made and synced on A runs through B by its version, a tag B never had', async () => {
-    const c110 = release(registry(a), gated('1.1.0'), `${GATED}@1.1.0`);
-    const c120 = release(registry(a), gated('1.2.0'), `${GATED}@1.2.0`);
+    const c110 = release(registry(a), gatedFiles('1.1.0'), `${GATED}@1.1.0`);
+    const c120 = release(registry(a), gatedFiles('1.2.0'), `${GATED}@1.2.0`);
     const synced = await api(a, 'POST', `/automations/${GATED}/sync`);
     assert.equal(synced.status, 200, JSON.stringify(synced.body));
     assert.equal(synced.body.release.commit, c120);
+    release(registry(a), { 'workflows/text-report/NOTES.md': 'notes\n' }, 'workflows.text-report@1.1.0');
+    assert.equal((await api(a, 'POST', '/automations/workflows.text-report/sync')).status, 200);
     // B alone runs what follows.
     await a.stop();
     assert.equal(gitIn(registry(b), ['tag', '--list', `${GATED}@1.1.0`]).trim(), '');
+    // Syncs through B, whose repository has neither release, would roll the records back.
+    const stale = await api(b, 'POST', '/automations/workflows.text-report/sync');
+    assert.equal(stale.status, 409, JSON.stringify(stale.body));
+    assert.equal(stale.body.issues[0].code, 'stale_registry');
+    assert.equal((await api(b, 'POST', `/automations/${GATED}/sync`)).status, 404);
     const open = gate();
     writeFileSync(open, '');
     for (const [version, commit] of [
@@ -181,7 +157,7 @@ describe('the registry shared by two nodes through PostgreSQL alone', { skip: po
     assert.equal(await waitUntil('A runs it', () => claimedBy(onA)), 'a');
     // A commit of A's registry that no release names, pinned by a run started on A (which
     // publishes its bundle), whose bundle then goes away before B runs it.
-    const commit = release(registry(a), gated('unreleased'));
+    const commit = release(registry(a), gatedFiles('unreleased'));
     const pinned = await start(a, gate(), 'pinned', `?version=${commit}`);
     const held = await db.query('SELECT 1 FROM registry_sources WHERE commit_sha = $1', [commit]);
     assert.equal(held.rowCount, 1, 'the start published the commit');

@@ -77,7 +77,6 @@ export class RegistryBundles {
     await this.port.store.withBase(async (base) => {
       const made = await work(base);
       if (made === undefined) return undefined;
-      await git(this.repoPath, ['update-ref', sourceRef(made), made]);
       await this.put(made, ['--all']);
       this.published.add(made);
       return made;

@@ -5,7 +5,8 @@
 
 import type { BlobStore } from '../../files/blob-store.js';
 import type { RegistrySourceStore } from '../../registry/source-store.js';
-import type { PgDatabase } from '../pool.js';
+import { Client } from 'pg';
+import { mapDatabaseError, type PgDatabase } from '../pool.js';
 import { holdBlobs, writeWithRefs } from './blob-refs.js';
 
 /** The advisory lock key of the registry base (an arbitrary constant: "sluice:registry:base"). */
@@ -40,18 +41,37 @@ export class PgRegistrySourceStore implements RegistrySourceStore {
   }
 
   async withBase(work: (base: string | undefined) => Promise<string | undefined>): Promise<void> {
-    // A transaction-level lock: released by the commit (or the rollback when work throws), and
-    // by the server if this node dies holding it.
-    await this.db.transaction(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [REGISTRY_BASE_LOCK_KEY.toString()]);
-      const { rows } = await tx.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [BASE_KEY]);
+    // The lock is held on a connection of its own, outside the pool, so that `work` (which
+    // writes a bundle through the pool) can have the whole pool even when it is one connection.
+    // A transaction-level lock: released by the commit, the rollback when work throws, or the
+    // server when this node dies holding it.
+    const client = new Client({
+      connectionString: this.db.options.url,
+      keepAlive: true,
+      connectionTimeoutMillis: this.db.options.connectTimeoutMs ?? 10_000,
+      application_name: 'sluice-registry-base',
+    });
+    // A connection that breaks fails the query in progress; the event itself is not thrown.
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [REGISTRY_BASE_LOCK_KEY.toString()]);
+      const { rows } = await client.query<{ value: string }>('SELECT value FROM meta WHERE key = $1', [
+        BASE_KEY,
+      ]);
       const base = rows[0]?.value;
       const made = await work(base);
       if (made && base === undefined)
-        await tx.query(
+        await client.query(
           'INSERT INTO meta (key, value) VALUES ($1, to_jsonb($2::text)) ON CONFLICT DO NOTHING',
           [BASE_KEY, made],
         );
-    });
+      await client.query('COMMIT');
+    } catch (err) {
+      throw mapDatabaseError(err);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
   }
 }

@@ -123,10 +123,15 @@ export async function startAutomation(
       cacheDir: join(settings.dataDir, 'versions'),
       cloneUrl: settings.registryUrl,
       seedDir: settings.seedBuiltins ? builtinsDir() : undefined,
+      // Nodes sharing PostgreSQL share registry commits through it, with or without a remote.
+      sources: pg
+        ? { store: stores.registrySources, blobs: stores.blobs, tmpDir: join(settings.dataDir, 'tmp') }
+        : undefined,
     });
     const registry = new AutomationRegistry(stores.automations, repo, settings.defaultTimeoutMs);
     const init = await registry.init();
-    if (init.created) log.info({ path: repo.path, synced: init.synced }, 'automation registry created');
+    if (init.created)
+      log.info({ path: repo.path, from: init.opened, synced: init.synced }, 'automation registry created');
 
     const runs = new RunService(stores.runs, registry, pool, {
       blobs: stores.blobs,

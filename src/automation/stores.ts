@@ -10,12 +10,15 @@ import type { BlobStore } from './files/blob-store.js';
 import { LocalBlobStore } from './files/blobs.js';
 import { LmdbFileStore, type FileStore } from './files/store.js';
 import { LmdbAutomationStore, type AutomationStore } from './registry/store.js';
+import { LmdbRegistrySourceStore, type RegistrySourceStore } from './registry/source-store.js';
 import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
 import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
 import { LmdbRunStore, type RunStore } from './runs/store.js';
 
 export interface AutomationStores {
   automations: AutomationStore;
+  /** Git bundles of registry commits, for nodes that share a database (registry/sources.ts). */
+  registrySources: RegistrySourceStore;
   runs: RunStore;
   scores: ScoreStore;
   files: FileStore;
@@ -33,6 +36,7 @@ export function openLmdbStores(dataDir: string, options: { listScanLimit: number
   const blobs = new LocalBlobStore(join(dataDir, 'blobs'));
   return {
     automations: new LmdbAutomationStore(db),
+    registrySources: new LmdbRegistrySourceStore(db, blobs),
     runs: new LmdbRunStore(db, { listScanLimit: options.listScanLimit }),
     scores: new LmdbScoreStore(db),
     files: new LmdbFileStore(db, blobs),

@@ -10,6 +10,7 @@ import { openAutomationDb, type AutomationDb } from '../../src/automation/db.js'
 import { LmdbEvaluatorConfigStore } from '../../src/automation/experiments/evaluator-store.js';
 import { LmdbExperimentStore } from '../../src/automation/experiments/store.js';
 import { LmdbAutomationStore } from '../../src/automation/registry/store.js';
+import { LmdbRegistrySourceStore } from '../../src/automation/registry/source-store.js';
 import { LmdbReviewStore } from '../../src/automation/reviews/store.js';
 import { LmdbScoreStore } from '../../src/automation/runs/scores.js';
 import { LmdbRunStore } from '../../src/automation/runs/store.js';
@@ -23,6 +24,7 @@ import { fileStoreContract } from './contracts/file-store.contract.js';
 import { automationStoreContract } from './contracts/automation-store.contract.js';
 import { evaluatorConfigStoreContract } from './contracts/evaluator-config-store.contract.js';
 import { experimentStoreContract } from './contracts/experiment-store.contract.js';
+import { registrySourceStoreContract } from './contracts/registry-source-store.contract.js';
 import { reviewStoreContract } from './contracts/review-store.contract.js';
 import { contractRun, runStoreContract } from './contracts/run-store.contract.js';
 import { scoreStoreContract } from './contracts/score-store.contract.js';
@@ -91,6 +93,12 @@ exampleStoreContract('LMDB', async () => {
   const t = openTemp();
   const blobs = new LocalBlobStore(join(t.dir, 'blobs'));
   return { store: new LmdbExampleStore(t.db, blobs), blobs, close: t.close };
+});
+
+registrySourceStoreContract('LMDB', async () => {
+  const t = openTemp();
+  const blobs = new LocalBlobStore(join(t.dir, 'blobs'));
+  return { store: new LmdbRegistrySourceStore(t.db, blobs), blobs, close: t.close };
 });
 
 describe('LmdbRunStore scan limit', () => {

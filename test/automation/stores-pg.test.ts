@@ -19,6 +19,7 @@ import { evaluatorConfigStoreContract } from './contracts/evaluator-config-store
 import { exampleStoreContract } from './contracts/example-store.contract.js';
 import { experimentStoreContract } from './contracts/experiment-store.contract.js';
 import { fileStoreContract } from './contracts/file-store.contract.js';
+import { registrySourceStoreContract } from './contracts/registry-source-store.contract.js';
 import { reviewStoreContract } from './contracts/review-store.contract.js';
 import { contractRun, runStoreContract } from './contracts/run-store.contract.js';
 import { result, scoreStoreContract } from './contracts/score-store.contract.js';
@@ -44,7 +45,7 @@ async function openDb(): Promise<{ db: PgDatabase; close: () => Promise<void> }>
 async function openStores() {
   const t = await openDb();
   // Small chunks, so the blob contract's contents span several.
-  return { ...openPgStores(t.db, { blobChunkBytes: 1024 }), close: t.close };
+  return { ...openPgStores(t.db, { blobChunkBytes: 1024 }), db: t.db, close: t.close };
 }
 
 describe('PostgreSQL stores', { skip: postgresSkip }, () => {
@@ -90,6 +91,16 @@ describe('PostgreSQL stores', { skip: postgresSkip }, () => {
   exampleStoreContract('PostgreSQL', async () => {
     const s = await openStores();
     return { store: s.examples, blobs: s.blobs, close: s.close };
+  });
+  registrySourceStoreContract('PostgreSQL', async () => {
+    const s = await openStores();
+    const waiters = async () => {
+      const { rows } = await s.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`,
+      );
+      return rows[0]!.n;
+    };
+    return { store: s.registrySources, blobs: s.blobs, baseWaiters: waiters, close: s.close };
   });
 
   // jsonb cannot hold U+0000 (PostgreSQL's text type has no NUL), but JSON can and run inputs,

@@ -1,6 +1,7 @@
 // The registry's git repository: created (or cloned) on first start, seeded with the built-in
 // automations, and read by commit. Each package version used by a run is materialised once
-// into a cache folder keyed by commit, so runs of old versions keep their exact code.
+// into a cache folder keyed by commit, so runs of old versions keep their exact code. With a
+// shared database (several nodes) commits also travel as bundles in its blob store (bundles.ts).
 
 import { cp, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { archiveInto, git, GitError } from './git.js';
 import { compareSemver, SEMVER } from './semver.js';
 import { MANIFEST_NAMES, type AutomationType } from './manifest.js';
+import { CommitUnavailableError, RegistryBundles, type BundlePort } from './bundles.js';
 import { CodedError } from '../../core/errors.js';
 
 export interface Release {
@@ -48,27 +50,67 @@ export interface RepositoryOptions {
   cloneUrl?: string | undefined;
   /** Folder with workflows/ and agents/ copied in and released as 1.0.0 when the repository is created. */
   seedDir?: string | undefined;
+  /**
+   * With a database several nodes share: commits are published there as bundles and fetched from
+   * there, and without `cloneUrl` a new repository starts from the cluster's registry base.
+   */
+  sources?: BundlePort | undefined;
 }
+
+/**
+ * How open() found the repository: there already, cloned from the remote, seeded here, or
+ * joined (cloned from the registry base another node seeded and published).
+ */
+export type OpenedAs = 'existing' | 'cloned' | 'seeded' | 'joined';
 
 export class RegistryRepository {
   private readonly materialising = new Map<string, Promise<string>>();
   private fetching: Promise<void> | undefined;
+  private readonly bundles: RegistryBundles | undefined;
 
-  constructor(private readonly options: RepositoryOptions) {}
+  constructor(private readonly options: RepositoryOptions) {
+    this.bundles = options.sources && new RegistryBundles(options.path, options.sources);
+  }
 
   get path(): string {
     return this.options.path;
   }
 
-  /** Creates, clones or opens the repository; returns true when it was created now. */
-  async open(): Promise<boolean> {
-    const { path, cloneUrl, seedDir } = this.options;
-    if (existsSync(join(path, '.git'))) return false;
+  /** Creates, clones or opens the repository (see OpenedAs). */
+  async open(): Promise<OpenedAs> {
+    const { path, cloneUrl } = this.options;
+    const bundles = cloneUrl ? undefined : this.bundles;
+    if (existsSync(join(path, '.git'))) {
+      // A repository made before the cluster had a base (or on LMDB) becomes the base.
+      await bundles?.withBase(async (base) => (base === undefined ? this.head() : undefined));
+      return 'existing';
+    }
     await mkdir(path, { recursive: true });
     if (cloneUrl) {
       await git(path, ['clone', '--quiet', cloneUrl, '.']);
-      return true;
+      return 'cloned';
     }
+    if (!bundles) {
+      await this.seed();
+      return 'seeded';
+    }
+    // Under the base's lock: of nodes starting together one seeds, the others clone its base.
+    let opened: OpenedAs = 'seeded';
+    await bundles.withBase(async (base) => {
+      if (base === undefined) {
+        await this.seed();
+        return this.head();
+      }
+      await bundles.cloneBase(base, path);
+      opened = 'joined';
+      return undefined;
+    });
+    return opened;
+  }
+
+  /** A new history: the built-in examples released as 1.0.0, or an empty registry. */
+  private async seed(): Promise<void> {
+    const { path, seedDir } = this.options;
     await git(path, ['init', '--quiet', '-b', 'main']);
     if (seedDir && existsSync(seedDir)) {
       await cp(seedDir, path, { recursive: true });
@@ -85,7 +127,28 @@ export class RegistryRepository {
       await git(path, ['add', '-A']);
       await git(path, ['commit', '--quiet', '-m', 'Empty automation registry']);
     }
-    return true;
+  }
+
+  private async head(): Promise<string> {
+    return (await git(this.options.path, ['rev-parse', 'HEAD^{commit}'])).trim();
+  }
+
+  /** Whether commits are published to a shared database (several nodes). */
+  get publishes(): boolean {
+    return this.bundles !== undefined;
+  }
+
+  /** Shared with other nodes, but without a remote: each node's tags are only its own. */
+  get sharedWithoutRemote(): boolean {
+    return this.bundles !== undefined && !this.options.cloneUrl;
+  }
+
+  /**
+   * With a shared database: makes sure a bundle of `commit` (which this repository has) is stored
+   * there, so that any node can run it. Known commits cost nothing after the first call.
+   */
+  async publish(commit: string): Promise<void> {
+    await this.bundles?.publish(commit);
   }
 
   /** With a remote, brings tags and branches up to date before a sync reads them. */
@@ -95,15 +158,38 @@ export class RegistryRepository {
   }
 
   /**
-   * Brings this node's copy to `commit` when it lacks it: several nodes each keep their own clone
-   * of the registry's remote, and a run pins a commit that the node that started it saw. One
-   * fetch at a time; without a remote there is nothing to fetch from.
+   * Brings this node's copy to `commit` when it lacks it: several nodes each keep their own
+   * repository, and a run pins a commit that the node that started it saw. From the remote when
+   * there is one (one fetch at a time), else (or when the remote lacks it) from the commit's
+   * bundle in the shared database. Throws CommitUnavailableError naming the commit when neither
+   * has it.
    */
   async ensureCommit(commit: string): Promise<void> {
     if (!/^[0-9a-f]{40}$/.test(commit) || (await this.hasCommit(commit))) return;
-    if (!this.options.cloneUrl) return;
-    this.fetching ??= this.refresh().finally(() => (this.fetching = undefined));
-    await this.fetching;
+    let where = "this node's registry repository";
+    if (this.options.cloneUrl) {
+      this.fetching ??= this.refresh().finally(() => (this.fetching = undefined));
+      try {
+        await this.fetching;
+        where += ' or its remote';
+      } catch (err) {
+        if (!this.bundles || !(err instanceof GitError)) throw err;
+        where += ` (the remote cannot be fetched: ${err.message})`;
+      }
+      if (await this.hasCommit(commit)) return;
+    }
+    let reason = '';
+    if (this.bundles) {
+      try {
+        await this.bundles.fetch(commit);
+        if (await this.hasCommit(commit)) return;
+        reason = '; its stored bundle does not hold it';
+      } catch (err) {
+        if (!(err instanceof CommitUnavailableError)) throw err;
+        reason = `; ${err.message}`;
+      }
+    }
+    throw new CommitUnavailableError(`commit ${commit} is not in ${where}${reason}`);
   }
 
   private async hasCommit(commit: string): Promise<boolean> {

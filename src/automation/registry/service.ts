@@ -12,11 +12,14 @@ import {
   type Triggers,
 } from './manifest.js';
 import { GitError } from './git.js';
+import { CommitUnavailableError } from './bundles.js';
+import { compareSemver, SEMVER } from './semver.js';
 import {
   packageName,
   packagePath,
   PACKAGE_SEGMENT,
   RefNotFoundError,
+  type OpenedAs,
   type RegistryRepository,
   type ResolvedRef,
 } from './repository.js';
@@ -125,17 +128,33 @@ export class AutomationRegistry {
     private readonly defaultTimeoutMs: number,
   ) {}
 
-  /** Opens the repository; when it was created now, syncs every released package. */
-  async init(): Promise<{ created: boolean; synced: string[] }> {
-    const created = await this.repo.open();
+  /**
+   * Opens the repository; when it was seeded or cloned now, syncs every released package. A
+   * repository joined from the cluster's registry base is not synced: the cluster's records may
+   * be newer than the base's tags. With a shared database every local release's commit is
+   * published (sync does it for what it syncs).
+   */
+  async init(): Promise<{ created: boolean; opened: OpenedAs; synced: string[] }> {
+    const opened = await this.repo.open();
     const synced: string[] = [];
-    if (created) {
+    if (opened === 'seeded' || opened === 'cloned') {
       for (const pkg of await this.repo.releasedPackages()) {
         await this.sync(pkg);
         synced.push(pkg);
       }
+    } else if (this.repo.publishes) {
+      for (const pkg of await this.repo.releasedPackages())
+        for (const r of await this.repo.releases(pkg)) await this.repo.publish(r.commit);
     }
-    return { created, synced };
+    return { created: opened !== 'existing', opened, synced };
+  }
+
+  /**
+   * With a shared database (several nodes): makes sure `commit` is there for whichever node
+   * runs it. Free once the commit is known to be published.
+   */
+  publish(commit: string): Promise<void> {
+    return this.repo.publish(commit);
   }
 
   get(id: string): Promise<AutomationRecord | undefined> {
@@ -236,9 +255,20 @@ export class AutomationRegistry {
     const latest = releases[0];
     if (!latest) throw notFound(`release of ${pkg} (tag ${pkg}@X.Y.Z)`, 'id');
     const manifest = await this.manifestAt(latest.commit, target.type, target.slug);
+    // Before the records name them: any node may then run any of the package's releases.
+    for (const r of releases) await this.repo.publish(r.commit);
     const warnings: string[] = [];
     const id = (await this.store.idOfAlias(pkg)) ?? automationIdFor(target.type, target.slug);
     const previous = await this.get(id);
+    // Without a remote each node's tags are its own: a node that never saw the synced release
+    // would roll the shared records back to the releases it has.
+    if (previous && this.repo.sharedWithoutRemote && compareSemver(previous.version, latest.version) > 0)
+      throw new ApiError(
+        409,
+        'stale_registry',
+        `${pkg} ${previous.version} is synced, but this node's registry repository has releases up to ` +
+          `${latest.version}: sync through the node whose repository has the release`,
+      );
     const now = new Date().toISOString();
     const record: AutomationRecord = {
       id,
@@ -298,6 +328,10 @@ export class AutomationRegistry {
       file = await this.repo.readManifest(commit, packagePath(type, slug));
     } catch (err) {
       if (err instanceof GitError) throw new ApiError(500, 'source_error', err.message);
+      if (err instanceof CommitUnavailableError)
+        throw new ApiError(404, err.code, err.message, [
+          { field: 'version', message: err.message, code: err.code },
+        ]);
       throw err;
     }
     if (!file) throw notFound(`manifest of ${packageName(type, slug)} at ${commit.slice(0, 12)}`, 'id');
@@ -323,7 +357,12 @@ export class AutomationRegistry {
     return manifest;
   }
 
-  /** A run's version: `latest` is the synced current release; anything else is resolved in git. */
+  /**
+   * A run's version: `latest` is the synced current release; a release version `X.Y.Z` is the
+   * synced version record (so every node sharing the records resolves it to the same commit,
+   * whatever tags its own repository has), or else the release tag in git; anything else (a
+   * branch, tag or commit) is resolved in this node's git repository.
+   */
   async resolveVersion(automation: AutomationRecord, ref: string): Promise<ResolvedRef> {
     if (ref === 'latest' || ref === automation.version) {
       return {
@@ -334,6 +373,17 @@ export class AutomationRegistry {
         commitSha: automation.commit,
       };
     }
+    const synced = SEMVER.test(ref)
+      ? (await this.store.versions(automation.id)).find((v) => v.version === ref)
+      : undefined;
+    if (synced)
+      return {
+        requestedRef: ref,
+        resolvedRef: synced.sourceRef,
+        resolvedTag: synced.sourceRef,
+        version: synced.version,
+        commitSha: synced.commit,
+      };
     try {
       return await this.repo.resolve(packageName(automation.type, automation.slug), ref);
     } catch (err) {

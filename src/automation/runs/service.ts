@@ -286,6 +286,8 @@ export class RunService {
         : null;
     }
     const manifest = await this.registry.manifestAt(git.commitSha, automation.type, automation.slug);
+    // Another node may run it: the pinned commit must be in the shared database first.
+    if (this.queue) await this.registry.publish(git.commitSha);
     const trigger = req.trigger ?? 'api';
     // The CLI calls the same API: the api trigger governs both.
     if ((trigger === 'api' || trigger === 'cli') && !manifest.triggers.api) {

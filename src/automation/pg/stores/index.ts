@@ -8,12 +8,13 @@ import { PgAutomationStore } from './automations.js';
 import { PgExampleStore } from './examples.js';
 import { PgEvaluatorConfigStore, PgExperimentStore } from './experiments.js';
 import { PgFileStore } from './files.js';
+import { PgRegistrySourceStore } from './registry-sources.js';
 import { PgReviewStore } from './reviews.js';
 import { PgRunStore } from './runs.js';
 import { PgScoreStore } from './scores.js';
 
 export { PgAutomationStore, PgExampleStore, PgEvaluatorConfigStore, PgExperimentStore };
-export { PgFileStore, PgReviewStore, PgRunStore, PgScoreStore };
+export { PgFileStore, PgRegistrySourceStore, PgReviewStore, PgRunStore, PgScoreStore };
 
 /**
  * The stores on `db`, whose schema is migrated (migrations.ts). `close` ends `db`'s pool, as
@@ -30,6 +31,7 @@ export function openPgStores(
   );
   return {
     automations: new PgAutomationStore(db),
+    registrySources: new PgRegistrySourceStore(db, blobs),
     runs: new PgRunStore(
       db,
       options.listScanLimit === undefined ? {} : { listScanLimit: options.listScanLimit },

@@ -7,7 +7,7 @@ import type { ReviewRecord } from '../../reviews/types.js';
 import { upgradeReview } from '../../reviews/upgrade.js';
 import type { RunRecord } from '../../runs/types.js';
 import type { PgDatabase } from '../pool.js';
-import { runRecordWriter } from './runs.js';
+import { runRecordWriter } from './run-columns.js';
 
 /** The meta key holding a tenant's latest review close time (the same as LMDB's). */
 const lastClosedKey = (tenant: string) => `last-review-closed-at/${tenant}`;

@@ -623,6 +623,9 @@ export class RunService {
     // The output check may wait for a worker; a second end of the same run (a cancel racing the
     // completion) must not slip in meanwhile.
     this.finishing.add(active);
+    // Shared queue: the execution has ended, so the run's pool thread is free for the next claim
+    // while its end is written (database time, not the pool's).
+    if (this.queue) void this.pump();
     const now = Date.now();
     const schemaValid =
       outcome.kind === 'completed'
@@ -786,7 +789,10 @@ export class RunService {
     try {
       do {
         this.pumpAgain = false;
-        const room = (this.options.capacity ?? 1) - this.active.size;
+        // A run whose end is being recorded no longer holds a pool thread: its slot is free.
+        let executing = 0;
+        for (const a of this.active.values()) if (!this.finishing.has(a)) executing++;
+        const room = (this.options.capacity ?? 1) - executing;
         if (room <= 0) break;
         const claims = await this.queue.claim(room);
         await Promise.all(claims.map((c) => this.adopt(c)));

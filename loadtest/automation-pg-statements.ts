@@ -37,7 +37,12 @@ interface Counters {
   walSyncs: number;
 }
 
+// A backend sends its statistics when it goes idle, at most once a second, else after an idle
+// timeout of 10 s (PostgreSQL 15, pgstat_report_stat): counters are read once that has passed.
+const settle = () => new Promise((resolve) => setTimeout(resolve, 11_000));
+
 async function counters(url: string): Promise<Counters> {
+  await settle();
   const c = new pg.Client({ connectionString: url, application_name: 'statements-probe' });
   await c.connect();
   try {
@@ -45,7 +50,6 @@ async function counters(url: string): Promise<Counters> {
       `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()) AS commits,
               (SELECT wal_sync FROM pg_stat_wal) AS syncs`,
     );
-    // Statistics are sent at the end of a transaction, and read from a snapshot: a fresh one.
     return { commits: Number(rows[0]!.commits), walSyncs: Number(rows[0]!.syncs) };
   } finally {
     await c.end();

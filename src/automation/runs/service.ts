@@ -718,7 +718,6 @@ export class RunService {
       this.waiters.delete(next.id);
       for (const resolve of waiting) resolve(next);
     }
-    if (this.queue) void this.pump();
   }
 
   /**

@@ -7,6 +7,7 @@
 // (sort key, id) with the cursor as a row comparison, so it is a range scan of the index that
 // starts with (tenant, [filter column,] created_at | completed_at, id). Filters no index serves
 // apply to a bounded number of rows read in that order (listScanLimit, as LmdbRunStore's).
+// Record updates and events are group-committed (run-writes.ts).
 
 import { decodeCursor, encodeCursor, type RunListPage, type RunListQuery } from '../../runs/list.js';
 import type { RunStore } from '../../runs/store.js';

@@ -14,50 +14,18 @@
 // HTTP client is a closed loop of fetch calls in this process (one request in flight per client).
 // Load-test tooling, so it imports pg itself.
 
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import pg from 'pg';
 import { measurePgCeiling } from './automation-pg-ceiling.js';
-import { freePort, startChild, waitUntilReady, type Child } from './process.js';
+import { makeRemote, startNode, TOKEN, type Node } from './automation-pg-nodes.js';
 import { fillRuns, syntheticRun } from './scenarios/automation-support/fill.js';
 import { startPostgres } from '../test/helpers/postgres.js';
-
-const TOKEN = 'loadtest-automation-admin-token';
-const root = join(import.meta.dirname, '..');
 
 function arg(flag: string, fallback: string): string {
   const i = process.argv.indexOf(flag);
   return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
-
-interface Node {
-  url: string;
-  child: Child;
-}
-
-async function startNode(name: string, dir: string, env: Record<string, string>): Promise<Node> {
-  const port = await freePort();
-  const child = startChild({
-    name,
-    command: process.execPath,
-    args: [join(root, 'bin', 'sluice.js'), 'automation'],
-    env: {
-      ...process.env,
-      SLUICE_ADMIN_TOKEN: TOKEN,
-      SLUICE_THREADS: '1',
-      SLUICE_DATA_DIR: join(dir, name),
-      AUTOMATION_HOST: '127.0.0.1',
-      AUTOMATION_PORT: String(port),
-      AUTOMATION_POOL_THREADS: '2',
-      AUTOMATION_NODE_ID: name,
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-  });
-  await waitUntilReady(child, port, '/api/v1/openapi.json', 120_000);
-  return { url: `http://127.0.0.1:${port}`, child };
 }
 
 interface Measured {
@@ -118,33 +86,6 @@ const SYNC = {
   ok: 200,
 };
 const LIST = { method: 'GET', path: '/api/v1/runs?limit=50&status=completed', ok: 200 };
-
-/** A registry remote with the built-in automations released as 1.0.0 (what a fresh node seeds). */
-function makeRemote(dir: string): string {
-  const remote = join(dir, 'registry');
-  const git = (args: string[]) =>
-    execFileSync('git', args, {
-      cwd: remote,
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'l',
-        GIT_AUTHOR_EMAIL: 'l@l',
-        GIT_COMMITTER_NAME: 'l',
-        GIT_COMMITTER_EMAIL: 'l@l',
-      },
-      encoding: 'utf8',
-    });
-  cpSync(join(root, 'automations'), remote, { recursive: true });
-  git(['init', '-q', '-b', 'main']);
-  git(['add', '-A']);
-  git(['commit', '-q', '-m', 'built-ins']);
-  for (const type of ['workflows', 'agents'])
-    for (const slug of git(['ls-tree', '--name-only', 'HEAD', `${type}/`])
-      .split('\n')
-      .filter(Boolean))
-      git(['tag', '-a', `${slug.replace('/', '.')}@1.0.0`, '-m', slug]);
-  return remote;
-}
 
 /** 100k completed/failed/cancelled runs, 5000 rows per INSERT … SELECT FROM unnest(…). */
 async function bulkRuns(url: string, count: number): Promise<void> {

@@ -6,7 +6,9 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { migrate } from '../../src/automation/pg/migrations.js';
-import { PgDatabase } from '../../src/automation/pg/pool.js';
+import { PgDatabase, type Queryable } from '../../src/automation/pg/pool.js';
+import { eventsParam, recordValues } from '../../src/automation/pg/stores/run-columns.js';
+import { RunWriteQueue } from '../../src/automation/pg/stores/run-writes.js';
 import type { AutomationStores } from '../../src/automation/stores.js';
 import { openPgStores } from '../../src/automation/pg/stores/index.js';
 import { listQuery } from '../../src/automation/pg/stores/runs.js';
@@ -134,6 +136,47 @@ describe('PostgreSQL stores', { skip: postgresSkip }, () => {
       assert.deepEqual(await s.scores.list(run.id), [score]);
     } finally {
       await s.close();
+    }
+  });
+
+  it('the run store sends the writes handed over in one turn as one statement; one that fails fails alone', async () => {
+    const t = await openDb();
+    try {
+      const run = contractRun('t1', 1);
+      await openPgStores(t.db).runs.create(run, emptyDetail(), []);
+      let statements = 0;
+      const counting: Queryable = {
+        query: (text, values) => {
+          statements++;
+          return t.db.query(text, values);
+        },
+      };
+      const writes = new RunWriteQueue(counting);
+      const ev = (seq: number) => eventsParam([{ seq, type: 'e', timestamp: new Date(0).toISOString() }]);
+      const record = { ...run, status: 'running' as const };
+      await Promise.all([
+        writes.write({ runId: run.id, record: recordValues(record) }),
+        ...[1, 2, 3].map((seq) => writes.write({ runId: run.id, events: ev(seq) })),
+        writes.write({ runId: run.id, detail: JSON.stringify(emptyDetail()) }),
+      ]);
+      assert.equal(statements, 1);
+      const store = openPgStores(t.db).runs;
+      assert.deepEqual(await store.get(run.id), record);
+      assert.deepEqual(
+        (await store.events(run.id)).map((e) => e.seq),
+        [1, 2, 3],
+      );
+      // An event of a run that does not exist breaks the batch (its foreign key): it is sent
+      // again one write at a time, and only that write fails.
+      statements = 0;
+      const good = [4, 5].map((seq) => writes.write({ runId: run.id, events: ev(seq) }));
+      const bad = writes.write({ runId: 'exec_unknown', events: ev(1) });
+      await Promise.all(good);
+      await assert.rejects(bad, (err: Error & { code?: string }) => err.code === '23503');
+      assert.equal(statements, 4);
+      assert.equal(await store.lastEventSeq(run.id), 5);
+    } finally {
+      await t.close();
     }
   });
 

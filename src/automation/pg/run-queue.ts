@@ -11,12 +11,54 @@
 
 import { EventEmitter } from 'node:events';
 import { Client, type Notification } from 'pg';
-import type { SharedRunQueue } from '../runs/queue.js';
+import type { RunEnd, SharedRunQueue } from '../runs/queue.js';
+import type { RunDetail, RunEvent, RunRecord } from '../runs/types.js';
 import { mapDatabaseError, type PgDatabase, type Queryable } from './pool.js';
+import { COLUMN_NAMES, eventsParam, recordValues, SET_COLUMNS, sharedBlobs } from './stores/run-columns.js';
 
 const WAKE = 'sluice_run_wake';
 const CANCEL = 'sluice_run_cancel';
 const DONE = 'sluice_run_done';
+
+const n = COLUMN_NAMES.length;
+
+// A new run's row (queued), detail and first events in one statement: one commit, whose wake
+// goes out when it commits. The record columns are written as the run store writes them.
+const CREATE_QUEUED = `WITH r AS (
+    INSERT INTO runs (${COLUMN_NAMES.join(', ')}, queue_state, queued_at)
+    VALUES (${COLUMN_NAMES.map((_, i) => `$${i + 1}`).join(', ')}, 'queued', clock_timestamp())
+    RETURNING id),
+  d AS (INSERT INTO run_details (run_id, detail) SELECT id, $${n + 1}::json FROM r),
+  e AS (
+    INSERT INTO run_events (run_id, seq, event)
+    SELECT r.id, x.s, x.e FROM r, unnest($${n + 2}::integer[], $${n + 3}::json[]) AS x (s, e)),
+  h AS (
+    INSERT INTO blob_holds (holder, sha256)
+    SELECT 'run:' || r.id, x.sha FROM r, unnest($${n + 4}::text[]) AS x (sha)
+    ON CONFLICT DO NOTHING)
+  SELECT pg_notify('${WAKE}', '') FROM r`;
+
+/**
+ * The end of a run: its record, queue state done, detail and last events, written only if the
+ * row still names this node and attempt (claimed), in one statement (one commit); the done
+ * notification goes out when it commits. `wake` adds a wake (concurrency limits: a slot freed).
+ */
+const completeWithSql = (wake: boolean) => `WITH done AS (
+    UPDATE runs SET ${SET_COLUMNS}, queue_state = 'done', lease_expires_at = NULL
+    WHERE id = $1 AND node = $${n + 1} AND attempt = $${n + 2} AND queue_state = 'claimed'
+    RETURNING id),
+  d AS (
+    INSERT INTO run_details (run_id, detail) SELECT id, $${n + 3}::json FROM done
+    ON CONFLICT (run_id) DO UPDATE SET detail = excluded.detail),
+  e AS (
+    INSERT INTO run_events (run_id, seq, event)
+    SELECT done.id, x.s, x.e FROM done, unnest($${n + 4}::integer[], $${n + 5}::json[]) AS x (s, e)
+    ON CONFLICT (run_id, seq) DO UPDATE SET event = excluded.event),
+  h AS (
+    INSERT INTO blob_holds (holder, sha256)
+    SELECT 'run:' || done.id, x.sha FROM done, unnest($${n + 7}::text[]) AS x (sha)
+    ON CONFLICT DO NOTHING)
+  SELECT pg_notify('${DONE}', $${n + 6})${wake ? `, pg_notify('${WAKE}', '')` : ''} FROM done`;
 
 export interface RunQueueOptions {
   /** This node's name in the `node` column (AUTOMATION_NODE_ID); unique per running process. */
@@ -410,6 +452,56 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     return (rowCount ?? 0) > 0;
   }
 
+  /**
+   * Stores a new run (record, detail, first events, as PgRunStore.create) and queues it, in one
+   * statement: one commit instead of the create's and the enqueue's.
+   */
+  async createQueued(record: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
+    await run(() =>
+      this.db.query(CREATE_QUEUED, [
+        ...recordValues(record),
+        JSON.stringify(detail),
+        ...eventsParam(events),
+        sharedBlobs(record),
+      ]),
+    );
+  }
+
+  /**
+   * complete() with the run's end written in the same commit (its record, detail and last
+   * events), all on the condition that the row still names this node and attempt: that condition
+   * is the lease check, atomic with the write (a takeover that locked the row first changes node
+   * and attempt, so nothing is written; one that comes after finds the run done). False when the
+   * node no longer owns the run; true also when this node had completed it already (a retry
+   * after a commit whose answer was lost).
+   */
+  async completeWith(runId: string, status: string, end: RunEnd): Promise<boolean> {
+    const owned = this.owned.get(runId);
+    if (!owned) return false;
+    const values = [
+      ...recordValues(end.record),
+      this.nodeId,
+      owned.attempt,
+      JSON.stringify(end.detail),
+      ...eventsParam(end.events),
+      JSON.stringify({ r: runId, s: status }),
+      sharedBlobs(end.record, 'output'),
+    ];
+    const { rowCount } = await run(() => this.db.query(completeWithSql(this.limited), values));
+    let done = (rowCount ?? 0) > 0;
+    if (!done) {
+      const again = await run(() =>
+        this.db.query(
+          `SELECT 1 FROM runs WHERE id = $1 AND node = $2 AND attempt = $3 AND queue_state = 'done'`,
+          [runId, this.nodeId, owned.attempt],
+        ),
+      );
+      done = (again.rowCount ?? 0) > 0;
+    }
+    this.owned.delete(runId);
+    return done;
+  }
+
   /** Puts a run this node owns back in the queue (e.g. when the node shuts down before running it). */
   async release(runId: string): Promise<boolean> {
     const owned = this.owned.get(runId);
@@ -665,6 +757,8 @@ export function queuePort(queue: PgRunQueue): SharedRunQueue {
     queuedCount: (bound) => queue.queuedCount(bound),
     claim: (limit) => queue.claim(limit),
     complete: (runId, status) => queue.complete(runId, status),
+    createQueued: (run, detail, events) => queue.createQueued(run, detail, events),
+    completeWith: (runId, status, end) => queue.completeWith(runId, status, end),
     release: (runId) => queue.release(runId),
     forget: (runId) => queue.forget(runId),
     renew: () => queue.renew(),

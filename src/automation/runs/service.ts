@@ -441,12 +441,15 @@ export class RunService {
     events: RunEvent[],
     previous: RunRecord | undefined,
   ): Promise<RunRecord> {
+    const queue = this.queue!;
     try {
-      await this.store.create(record, detail, events);
+      // One commit where the queue can do both (PostgreSQL), else the create, then the enqueue.
+      if (queue.createQueued) await queue.createQueued(record, detail, events);
+      else await this.store.create(record, detail, events);
     } catch (err) {
       throw persistenceError(err);
     }
-    await this.queue!.enqueue(record.id);
+    if (!queue.createQueued) await queue.enqueue(record.id);
     await this.linkRetry(previous, record.id);
     return (await this.get(record.id)) ?? record;
   }
@@ -549,11 +552,7 @@ export class RunService {
     extra: Omit<RunEvent, 'seq' | 'type' | 'timestamp'> = {},
     at?: string,
   ): void {
-    // Worker and main-thread times interleave; the timeline never goes backwards.
-    const ms = Math.max(at !== undefined ? Date.parse(at) : Date.now(), active.lastEventMs);
-    active.lastEventMs = ms;
-    const event: RunEvent = { seq: ++active.seq, type, timestamp: new Date(ms).toISOString(), ...extra };
-    track(active, this.store.appendEvent(active.record.id, event));
+    track(active, this.store.appendEvent(active.record.id, nextEvent(active, type, extra, at)));
   }
 
   private onMessage(active: ActiveRun, msg: WorkerMessage): void {
@@ -646,13 +645,21 @@ export class RunService {
     // The output check may wait for a worker; a second end of the same run (a cancel racing the
     // completion) must not slip in meanwhile.
     this.finishing.add(active);
+    // Shared queue: the execution has ended, so the run's pool thread is free for the next claim
+    // while its end is written (database time, not the pool's).
+    if (this.queue) void this.pump();
     const now = Date.now();
     const schemaValid =
       outcome.kind === 'completed'
         ? await this.outputValid(active.record.id, active.detail.manifest, outcome.output)
         : null;
+    // A queue that writes the end itself (completeWith) checks the lease in that write: no
+    // renewal first, and no stored record to read for the store's update.
+    const fenced = this.queue?.completeWith !== undefined;
     // Read again below before the final write; a failure here (the database is down) is not one.
-    const previousStored = (await this.store.get(active.record.id).catch(() => undefined)) ?? active.record;
+    const previousStored = fenced
+      ? active.record
+      : ((await this.store.get(active.record.id).catch(() => undefined)) ?? active.record);
     const status: RunStatus = outcome.kind;
     // Several nodes: output files go to the shared blob store before the end is recorded, so
     // any node answers artifact downloads, ZIPs, scoring and reviews of the run.
@@ -673,7 +680,7 @@ export class RunService {
     const extra: Omit<RunEvent, 'seq' | 'type' | 'timestamp'> = { status };
     if (next.error) extra.message = next.error;
     if (next.errorCode) extra.metadata = { code: next.errorCode };
-    if (this.queue) {
+    if (this.queue && !fenced) {
       // Fencing: the outcome is recorded only while this node still holds the run's lease (a
       // renewal now confirms it; the lease then outlasts the two writes below by far). A node
       // that lost it stops here, and the node that took the run over records its outcome.
@@ -700,10 +707,20 @@ export class RunService {
         return this.dropAbandoned(active);
       }
     }
-    this.event(active, type, extra);
+    const end = nextEvent(active, type, extra);
+    if (!fenced) track(active, this.store.appendEvent(next.id, end));
     for (let attempt = 0; ; attempt++) {
       try {
         if (attempt === 0) await Promise.all(active.writes);
+        if (fenced) {
+          const written = { record: next, detail: active.detail, events: [end] };
+          if (!active.abandoned && (await this.queue.completeWith!(next.id, status, written))) break;
+          // No longer this node's run (given up, or taken over: then nothing was written); the
+          // node that holds it records its end.
+          active.abandoned = true;
+          this.finishing.delete(active);
+          return this.dropAbandoned(active);
+        }
         // Writes above may have committed an older copy; the final one is read back from what
         // is stored now so index entries move from the state that is really there.
         await this.store.update((await this.store.get(next.id)) ?? previousStored, next, active.detail);
@@ -727,7 +744,6 @@ export class RunService {
       this.waiters.delete(next.id);
       for (const resolve of waiting) resolve(next);
     }
-    if (this.queue) void this.pump();
   }
 
   /**
@@ -833,7 +849,10 @@ export class RunService {
     try {
       do {
         this.pumpAgain = false;
-        const room = (this.options.capacity ?? 1) - this.active.size;
+        // A run whose end is being recorded no longer holds a pool thread: its slot is free.
+        let executing = 0;
+        for (const a of this.active.values()) if (!this.finishing.has(a)) executing++;
+        const room = (this.options.capacity ?? 1) - executing;
         if (room <= 0) break;
         const claims = await this.queue.claim(room);
         await Promise.all(claims.map((c) => this.adopt(c)));
@@ -1201,6 +1220,19 @@ function unavailable(err: unknown): boolean {
 function track(active: ActiveRun, write: Promise<unknown>): void {
   write.catch(() => undefined);
   active.writes.push(write);
+}
+
+/** The run's next event (its seq, its time never before the last one's), not yet written. */
+function nextEvent(
+  active: ActiveRun,
+  type: string,
+  extra: Omit<RunEvent, 'seq' | 'type' | 'timestamp'> = {},
+  at?: string,
+): RunEvent {
+  // Worker and main-thread times interleave; the timeline never goes backwards.
+  const ms = Math.max(at !== undefined ? Date.parse(at) : Date.now(), active.lastEventMs);
+  active.lastEventMs = ms;
+  return { seq: ++active.seq, type, timestamp: new Date(ms).toISOString(), ...extra };
 }
 
 /** 100 ms doubling up to 2 s: the pause before trying the database again. */

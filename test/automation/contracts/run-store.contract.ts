@@ -384,6 +384,45 @@ export function runStoreContract(label: string, make: () => Promise<RunStoreUnde
       );
     });
 
+    it('writes handed over together without waiting: each resolves once stored, events in seq order, the last update wins', async () => {
+      const run = contractRun('t7', 1, { status: 'running', completedAt: null });
+      await s.store.create(run, detailOf(run), [event(1, 'run.created')]);
+      const writes: Promise<void>[] = [];
+      let record = run;
+      // Out of order and interleaved with record updates, as a run's reports may come.
+      for (const seq of [3, 2, 5, 4, 6, 8, 7, 9, 10, 12, 11]) {
+        writes.push(s.store.appendEvent(run.id, event(seq, `e${seq}`)));
+        if (seq % 3 === 0) {
+          const next = { ...record, output: { seq } };
+          writes.push(s.store.update(record, next));
+          record = next;
+        }
+      }
+      // The same seq again: the later one is what is stored (as sent one by one in this order).
+      writes.push(s.store.appendEvent(run.id, event(5, 'e5-again')));
+      const detail = { ...detailOf(run), trace: [{ type: 'last' }] };
+      const done = { ...record, status: 'completed' as const, completedAt: run.createdAt + 5 };
+      writes.push(s.store.update(record, done, detail));
+      await writes[0];
+      assert.ok(
+        (await s.store.events(run.id)).some((e) => e.seq === 3),
+        'stored once resolved',
+      );
+      await Promise.all(writes);
+      assert.deepEqual(
+        (await s.store.events(run.id)).map((e) => `${e.seq}:${e.type}`),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((seq) =>
+          seq === 1 ? '1:run.created' : seq === 5 ? '5:e5-again' : `${seq}:e${seq}`,
+        ),
+      );
+      assert.deepEqual(await s.store.get(run.id), done);
+      assert.deepEqual(await s.store.getDetail(run.id), detail);
+      assert.equal(await s.store.lastEventSeq(run.id), 12);
+      const q = base({ tenant: 't7' });
+      assert.deepEqual(await all({ ...q, statuses: ['running'] }), []);
+      assert.deepEqual(await all({ ...q, statuses: ['completed'] }), [run.id]);
+    });
+
     it('unfinished lists every tenant’s runs that are not terminal, oldest first', async () => {
       const got = await s.store.unfinished();
       const terminal = new Set(['completed', 'failed', 'cancelled', 'rejected']);

@@ -10,6 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import { migrate } from '../../../src/automation/pg/migrations.js';
 import { DatabaseUnavailableError, PgDatabase } from '../../../src/automation/pg/pool.js';
 import { PgRunQueue, type ClaimedRun, type RunQueueOptions } from '../../../src/automation/pg/run-queue.js';
+import { PgRunStore } from '../../../src/automation/pg/stores/runs.js';
+import type { RunEnd } from '../../../src/automation/runs/queue.js';
+import { emptyDetail, type RunEvent } from '../../../src/automation/runs/types.js';
+import { contractRun } from '../contracts/run-store.contract.js';
 import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { waitUntil, withinHang } from '../../helpers/wait.js';
 
@@ -87,6 +91,21 @@ describe('PostgreSQL run queue, two nodes', { skip: postgresSkip }, () => {
     assert.equal((await a.queue.claim(2)).length, 2);
     assert.equal(await b.queue.queuedCount(100), 3);
   });
+  /** The first takeover `node` claims, claiming on every wake (its expiry check wakes it). */
+  function takeoverBy(node: Node): Promise<ClaimedRun> {
+    const takeover = new Promise<ClaimedRun>((resolve, reject) => {
+      const onWake = () => {
+        node.queue.claim(1).then((got) => {
+          const t = got.find((c) => c.takeover);
+          if (!t) return;
+          node.queue.off('wake', onWake);
+          resolve(t);
+        }, reject);
+      };
+      node.queue.on('wake', onWake);
+    });
+    return withinHang(`the takeover by ${node.queue.nodeId}`, takeover);
+  }
 
   it('a queued run wakes the other node, and every run is claimed by exactly one node', async () => {
     const { a, b, db } = await cluster();
@@ -140,18 +159,7 @@ describe('PostgreSQL run queue, two nodes', { skip: postgresSkip }, () => {
     // Node a stops (timers and listener; its lease is left to expire). Node b claims on every
     // wake; its expiry check wakes it once the lease has expired.
     await a.queue.close();
-    const takeover = new Promise<ClaimedRun>((resolve, reject) => {
-      const onWake = () => {
-        b.queue.claim(1).then((got) => {
-          const t = got.find((c) => c.takeover);
-          if (!t) return;
-          b.queue.off('wake', onWake);
-          resolve(t);
-        }, reject);
-      };
-      b.queue.on('wake', onWake);
-    });
-    const taken = await withinHang('the takeover by node b', takeover);
+    const taken = await takeoverBy(b);
     assert.deepEqual(
       { runId: taken.runId, previousNode: taken.previousNode, attempt: taken.attempt },
       { runId: id, previousNode: 'node-a', attempt: 2 },
@@ -162,6 +170,64 @@ describe('PostgreSQL run queue, two nodes', { skip: postgresSkip }, () => {
     assert.deepEqual((await lost)[0], { runId: id });
     assert.equal(await a.queue.complete(id!, 'completed'), false);
     assert.equal(await b.queue.complete(id!, 'completed'), true);
+  });
+
+  it('createQueued stores and queues a run in one commit; completeWith writes its end only for the node that holds it', async () => {
+    const { a, b, db } = await cluster({ leaseMs: 1500 });
+    const store = new PgRunStore(db);
+    const run = contractRun('t1', 1, { status: 'pending', startedAt: null, completedAt: null, error: null });
+    const detail = emptyDetail();
+    const at = new Date().toISOString();
+    const created: RunEvent[] = [
+      { seq: 1, type: 'run.created', timestamp: at },
+      { seq: 2, type: 'run.queued', timestamp: at },
+    ];
+    const woken = once(b.queue, 'wake');
+    await a.queue.createQueued(run, detail, created);
+    await withinHang('the wake notification on node b', woken);
+    assert.deepEqual(await store.get(run.id), run);
+    assert.deepEqual(await store.getDetail(run.id), detail);
+    assert.deepEqual(await store.events(run.id), created);
+    const [claim] = await a.queue.claim(1);
+    assert.equal(claim?.runId, run.id);
+
+    // Node a stops renewing and node b takes the run over; a has not heard (no renewal since),
+    // so only the database can refuse a's end.
+    await a.queue.close();
+    assert.equal((await takeoverBy(b)).runId, run.id);
+    const endOf = (node: string): RunEnd => ({
+      record: { ...run, status: 'completed' as const, completedAt: run.createdAt + 1, output: { node } },
+      detail: { ...detail, trace: [{ type: node }] },
+      events: [{ seq: 3, type: `run.completed on ${node}`, timestamp: at, status: 'completed' }],
+    });
+    assert.equal(await a.queue.completeWith(run.id, 'completed', endOf('a')), false);
+    assert.deepEqual(await store.get(run.id), run, 'nothing of the old owner’s end is written');
+    assert.deepEqual(await store.getDetail(run.id), detail);
+    assert.deepEqual(await store.events(run.id), created);
+
+    // The owner's end, sent twice at once (as a retry would): the first to commit writes all of
+    // its end, the other nothing, and both say done.
+    const waiting = b.queue.waitForDone(run.id);
+    const ends = [endOf('b'), endOf('b again')];
+    assert.deepEqual(await Promise.all(ends.map((e) => b.queue.completeWith(run.id, 'completed', e))), [
+      true,
+      true,
+    ]);
+    assert.deepEqual(await withinHang('the done notification', waiting), {
+      runId: run.id,
+      status: 'completed',
+    });
+    const stored = await store.get(run.id);
+    const end = ends.find((e) => JSON.stringify(e.record.output) === JSON.stringify(stored?.output));
+    assert.ok(end, 'one of the two ends is stored');
+    assert.deepEqual(stored, end.record);
+    assert.deepEqual(await store.getDetail(run.id), end.detail);
+    assert.deepEqual(await store.events(run.id), [...created, ...end.events]);
+    const { rows } = await db.query(
+      'SELECT queue_state, node, attempt, lease_expires_at FROM runs WHERE id = $1',
+      [run.id],
+    );
+    assert.deepEqual(rows, [{ queue_state: 'done', node: 'node-b', attempt: 2, lease_expires_at: null }]);
   });
 
   it('cancel from any node reaches the owner; a queued run is taken out of the queue', async () => {

@@ -8,7 +8,7 @@ import { upgradeReview } from '../../reviews/upgrade.js';
 import type { RunRecord } from '../../runs/types.js';
 import type { PgDatabase } from '../pool.js';
 import { holdBlobs } from './blob-refs.js';
-import { runHolder, runRecordWriter } from './runs.js';
+import { runHolder, runRecordWriter } from './run-columns.js';
 
 /** The meta key holding a tenant's latest review close time (the same as LMDB's). */
 const lastClosedKey = (tenant: string) => `last-review-closed-at/${tenant}`;

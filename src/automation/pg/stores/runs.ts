@@ -7,77 +7,24 @@
 // (sort key, id) with the cursor as a row comparison, so it is a range scan of the index that
 // starts with (tenant, [filter column,] created_at | completed_at, id). Filters no index serves
 // apply to a bounded number of rows read in that order (listScanLimit, as LmdbRunStore's).
+// Record updates and events are group-committed (run-writes.ts).
 
 import { decodeCursor, encodeCursor, type RunListPage, type RunListQuery } from '../../runs/list.js';
 import type { RunStore } from '../../runs/store.js';
 import type { RunDetail, RunEvent, RunRecord } from '../../runs/types.js';
-import type { PgDatabase, Queryable } from '../pool.js';
+import type { PgDatabase } from '../pool.js';
 import { holdBlobs } from './blob-refs.js';
+import {
+  COLUMN_NAMES,
+  eventsParam,
+  insertEvents,
+  recordValues,
+  runHolder,
+  sharedBlobs,
+} from './run-columns.js';
+import { RunWriteQueue } from './run-writes.js';
 
 const UNFINISHED = ['created', 'pending', 'running', 'waiting', 'finalizing'];
-
-/**
- * The row's id and columns other than the queue's, in the order COLUMN_NAMES names them. The
- * record is serialised here, when the caller hands it over: a caller may change its object
- * while the statement waits for a connection.
- */
-function columns(run: RunRecord): unknown[] {
-  return [
-    run.id,
-    run.tenant,
-    run.automationId,
-    run.type,
-    run.status,
-    run.trigger.type,
-    run.trigger.by,
-    run.batchId ?? null,
-    run.exampleId ?? null,
-    run.createdAt,
-    run.completedAt,
-    run.sampleRank,
-    JSON.stringify(run),
-    listFields(run),
-  ];
-}
-
-/** The list_fields column: what the review and source-ref filters read, without U+0000. */
-function listFields(run: RunRecord): string {
-  const { review, version, git } = run;
-  return JSON.stringify({ review, version, git }, (_key, value: unknown) =>
-    typeof value === 'string' ? value.replaceAll('\u0000', '\uFFFD') : value,
-  );
-}
-
-const COLUMN_NAMES = [
-  'id',
-  'tenant',
-  'automation_id',
-  'type',
-  'status',
-  'trigger_type',
-  'triggered_by',
-  'batch_id',
-  'example_id',
-  'created_at',
-  'completed_at',
-  'sample_rank',
-  'record',
-  'list_fields',
-];
-
-/** `UPDATE runs SET …` of every record column; id is $1. */
-const SET_COLUMNS = COLUMN_NAMES.slice(1)
-  .map((c, i) => `${c} = $${i + 2}`)
-  .join(', ');
-
-/**
- * A statement that replaces the run's record columns (never its queue columns), made when
- * called; run it with `q` (a transaction's client or the pool).
- */
-export function runRecordWriter(run: RunRecord): (q: Queryable) => Promise<unknown> {
-  const values = columns(run);
-  return (q) => q.query(`UPDATE runs SET ${SET_COLUMNS} WHERE id = $1`, values);
-}
 
 /**
  * A WHERE clause under construction: conditions joined by AND, values numbered in order.
@@ -256,12 +203,15 @@ export interface PgRunStoreOptions {
 
 export class PgRunStore implements RunStore {
   private readonly scanLimit: number;
+  /** Record updates and events, sent in batches (group commit). */
+  private readonly writes: RunWriteQueue;
 
   constructor(
     private readonly db: PgDatabase,
     options: PgRunStoreOptions = {},
   ) {
     this.scanLimit = options.listScanLimit ?? 20_000;
+    this.writes = new RunWriteQueue(db);
   }
 
   async get(id: string): Promise<RunRecord | undefined> {
@@ -280,7 +230,7 @@ export class PgRunStore implements RunStore {
   }
 
   create(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
-    const values = columns(run);
+    const values = recordValues(run);
     const detailJson = JSON.stringify(detail);
     const eventsJson = eventsParam(events);
     return this.db.transaction(async (tx) => {
@@ -294,30 +244,19 @@ export class PgRunStore implements RunStore {
     });
   }
 
-  async update(_previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void> {
+  update(_previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void> {
     // The indexes follow the columns, so unlike LMDB nothing depends on `previous`.
-    const write = runRecordWriter(next);
-    // Output files put in the blob store (several nodes) are held by the run from now on.
-    const outputs = sharedBlobs(next, 'output');
-    if (!detail && outputs.length === 0) {
-      await write(this.db);
-      return;
-    }
-    const detailJson = detail && JSON.stringify(detail);
-    await this.db.transaction(async (tx) => {
-      await write(tx);
-      if (detailJson !== undefined)
-        await tx.query(
-          `INSERT INTO run_details (run_id, detail) VALUES ($1, $2)
-           ON CONFLICT (run_id) DO UPDATE SET detail = excluded.detail`,
-          [next.id, detailJson],
-        );
-      await holdBlobs(tx, runHolder(next.id), outputs);
+    return this.writes.write({
+      runId: next.id,
+      record: recordValues(next),
+      ...(detail ? { detail: JSON.stringify(detail) } : {}),
+      // Output files put in the blob store (several nodes) are held by the run from now on.
+      holds: sharedBlobs(next, 'output'),
     });
   }
 
-  async appendEvent(runId: string, event: RunEvent): Promise<void> {
-    await insertEvents(this.db, runId, eventsParam([event]));
+  appendEvent(runId: string, event: RunEvent): Promise<void> {
+    return this.writes.write({ runId, events: eventsParam([event]) });
   }
 
   async events(runId: string): Promise<RunEvent[]> {
@@ -358,36 +297,4 @@ export class PgRunStore implements RunStore {
     const stopped = read !== undefined && Number(read.n) >= this.scanLimit;
     return { runs, nextCursor: stopped ? encodeCursor(Number(read.k), read.id) : null };
   }
-}
-
-type EventsParam = [seqs: number[], events: string[]];
-
-/**
- * Events as parallel arrays of seqs and json texts, the last of each seq (one INSERT … ON
- * CONFLICT cannot touch a row twice). The seq is a parameter of its own: a json operator on
- * the event would fail on one holding U+0000.
- */
-function eventsParam(events: RunEvent[]): EventsParam {
-  const last = [...new Map(events.map((e) => [e.seq, e])).values()];
-  return [last.map((e) => e.seq), last.map((e) => JSON.stringify(e))];
-}
-
-/** Inserts events (from eventsParam), replacing one of the same seq (as LMDB's put does). */
-async function insertEvents(q: Queryable, runId: string, [seqs, events]: EventsParam): Promise<void> {
-  await q.query(
-    `INSERT INTO run_events (run_id, seq, event)
-     SELECT $1, s, e FROM unnest($2::integer[], $3::json[]) AS x (s, e)
-     ON CONFLICT (run_id, seq) DO UPDATE SET event = excluded.event`,
-    [runId, seqs, events],
-  );
-}
-
-/** The holder name of a run's blobs in `blob_holds` (migration 002). */
-export const runHolder = (runId: string) => `run:${runId}`;
-
-/** The sha256 of the run's files that are in the blob store (of one role when given). */
-function sharedBlobs(run: RunRecord, role?: 'input' | 'output'): string[] {
-  const out: string[] = [];
-  for (const f of run.files) if (f.sha256 && (role === undefined || f.role === role)) out.push(f.sha256);
-  return out;
 }

@@ -1,0 +1,117 @@
+// What one synchronous run costs the database: the statements a `sluice automation` node sends
+// for POST /runs?wait_for_completion=10 of workflows.text-report, and per run the transactions
+// committed (pg_stat_database.xact_commit) and the WAL flushes (pg_stat_wal.wal_sync, PostgreSQL
+// 14 and later) over a series of runs, one at a time.
+//
+//   npx tsx loadtest/automation-pg-statements.ts [--runs N (default 20)]
+//
+// Starts a private PostgreSQL (test/helpers/postgres.ts, fsync on) with log_statement = 'all',
+// one node, and prints the statements of the last run as the server logged them (one line each,
+// cut at 110 characters; `statement:` is the simple protocol, `execute` a parameterised query).
+// Load-test tooling, so it imports pg itself.
+
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import pg from 'pg';
+import { makeRemote, startNode, TOKEN, type Node } from './automation-pg-nodes.js';
+import { startPostgres } from '../test/helpers/postgres.js';
+
+const at = process.argv.indexOf('--runs');
+const runs = at >= 0 ? Number(process.argv[at + 1]) : 20;
+const SYNC_BODY = JSON.stringify({ target: 'workflows.text-report', input: { text: 'the quick brown fox' } });
+
+async function syncRun(node: Node): Promise<void> {
+  const res = await fetch(`${node.url}/api/v1/runs?wait_for_completion=10`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: SYNC_BODY,
+  });
+  const body = (await res.json()) as { finished?: boolean; error?: unknown };
+  if (res.status !== 200 || body.finished !== true || body.error)
+    throw new Error(`run: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+}
+
+interface Counters {
+  commits: number;
+  walSyncs: number;
+}
+
+// A backend sends its statistics when it goes idle, at most once a second, else after an idle
+// timeout of 10 s (PostgreSQL 15, pgstat_report_stat): counters are read once that has passed.
+const settle = () => new Promise((resolve) => setTimeout(resolve, 11_000));
+
+async function counters(url: string): Promise<Counters> {
+  await settle();
+  const c = new pg.Client({ connectionString: url, application_name: 'statements-probe' });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ commits: string; syncs: string }>(
+      `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()) AS commits,
+              (SELECT wal_sync FROM pg_stat_wal) AS syncs`,
+    );
+    return { commits: Number(rows[0]!.commits), walSyncs: Number(rows[0]!.syncs) };
+  } finally {
+    await c.end();
+  }
+}
+
+/** The logged statements from `offset` on, of the node's connections, one line each. */
+function statements(logFile: string, offset: number): string[] {
+  const text = readFileSync(logFile, 'utf8').slice(offset);
+  const out: string[] = [];
+  let open = false; // the last line was a node's statement: continuation lines belong to it
+  for (const line of text.split('\n')) {
+    if (/^\s/.test(line)) {
+      if (open) out[out.length - 1] += ' ' + line.trim();
+      continue;
+    }
+    const m = /^(sluice-[^|]*)\|(\d+)\|LOG:\s+(statement|execute [^:]*): (.*)$/.exec(line);
+    open = m !== null;
+    if (m) out.push(`${m[1]} [${m[2]}] ${m[3]!.startsWith('execute') ? 'execute' : 'simple'}: ${m[4]}`);
+  }
+  return out.map((s) => s.replace(/\s+/g, ' ').slice(0, 140));
+}
+
+async function main(): Promise<void> {
+  if (!(Number.isInteger(runs) && runs >= 1)) throw new Error('--runs N, N ≥ 1');
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-lt-stmts-'));
+  const server = await startPostgres();
+  let node: Node | undefined;
+  try {
+    const url = await server.createDatabase();
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    await admin.query(`ALTER SYSTEM SET log_statement = 'all'`);
+    await admin.query(`ALTER SYSTEM SET log_line_prefix = '%a|%p|'`);
+    await admin.query('SELECT pg_reload_conf()');
+    await admin.end();
+    node = await startNode('a', dir, {
+      AUTOMATION_DATABASE_URL: url,
+      AUTOMATION_REGISTRY_URL: makeRemote(dir),
+    });
+    for (let i = 0; i < 3; i++) await syncRun(node); // warm-up: workers, registry cache, connections
+    const logFile = join(dirname(server.dataDir), 'server.log');
+    const before = await counters(url);
+    let offset = 0;
+    for (let i = 0; i < runs; i++) {
+      if (i === runs - 1) offset = readFileSync(logFile, 'utf8').length;
+      await syncRun(node);
+    }
+    const after = await counters(url);
+    const lines = statements(logFile, offset);
+    process.stdout.write(`statements of one sync run (${lines.length}):\n`);
+    for (const l of lines) process.stdout.write(`  ${l}\n`);
+    // The probe's own transaction (one) is not the node's.
+    process.stdout.write(
+      `per run over ${runs} runs: ${((after.commits - before.commits - 1) / runs).toFixed(1)} transactions committed, ` +
+        `${((after.walSyncs - before.walSyncs) / runs).toFixed(1)} WAL flushes\n`,
+    );
+  } finally {
+    await node?.child.stop(5000);
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,131 @@
+// Group commit of the PostgreSQL run store (docs/automation.md, "The stores on PostgreSQL"). A
+// statement outside a transaction is a commit of its own, and a commit waits for its WAL flush,
+// which on a disk costs far more than the statement. A run reports in bursts (started, each
+// step's start and end, an output file), so the store sends record updates and events as they
+// come while no write is in flight, and those handed over meanwhile wait and go together as one
+// statement (one commit) when it ends. Each caller's promise resolves when the statement holding
+// its write commits and rejects if it fails.
+//
+// Writes go out in the order they were handed over; within a batch, several updates of the same
+// run keep the last record (an update replaces the whole record) and the last detail given, and
+// several events of the same (run, seq) the last one, which is what sending them one by one in
+// that order leaves stored. A batch that fails for another reason than an unreachable database
+// (a detail of a run that does not exist) is sent again one write at a time, so only the writes
+// that fail are rejected.
+
+import { unavailableReason, type Queryable } from '../pool.js';
+import { COLUMN_NAMES, COLUMN_TYPES, runHolder, type EventsParam } from './run-columns.js';
+
+interface Write {
+  runId: string;
+  /** A record update: the record's column values (recordValues) and its detail as json, if given. */
+  record?: unknown[];
+  detail?: string;
+  events?: EventsParam;
+  /** Blobs the run holds from now on (its output files in the blob store). */
+  holds?: string[];
+}
+
+interface Queued extends Write {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+const n = COLUMN_NAMES.length;
+const BATCH = `WITH u AS (
+    UPDATE runs r SET ${COLUMN_NAMES.slice(1)
+      .map((c) => `${c} = x.${c}`)
+      .join(', ')}
+    FROM unnest(${COLUMN_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS x (${COLUMN_NAMES.join(', ')})
+    WHERE r.id = x.id),
+  d AS (
+    INSERT INTO run_details (run_id, detail) SELECT * FROM unnest($${n + 1}::text[], $${n + 2}::json[])
+    ON CONFLICT (run_id) DO UPDATE SET detail = excluded.detail),
+  e AS (
+    INSERT INTO run_events (run_id, seq, event)
+    SELECT * FROM unnest($${n + 3}::text[], $${n + 4}::integer[], $${n + 5}::json[])
+    ON CONFLICT (run_id, seq) DO UPDATE SET event = excluded.event),
+  h AS (
+    INSERT INTO blob_holds (holder, sha256) SELECT * FROM unnest($${n + 6}::text[], $${n + 7}::text[])
+    ON CONFLICT DO NOTHING)
+  SELECT 1`;
+
+/** The batch's parameters: records as one array per column, details, events, each merged. */
+function batchParams(batch: Write[]): unknown[] {
+  const records = new Map<string, unknown[]>();
+  const details = new Map<string, string>();
+  const events = new Map<string, Map<number, string>>();
+  for (const w of batch) {
+    if (w.record) records.set(w.runId, w.record);
+    if (w.detail !== undefined) details.set(w.runId, w.detail);
+    if (w.events) {
+      let mine = events.get(w.runId);
+      if (!mine) events.set(w.runId, (mine = new Map()));
+      const [seqs, json] = w.events;
+      seqs.forEach((seq, i) => mine.set(seq, json[i]!));
+    }
+  }
+  // Rows are updated in id order, so two batches (of two nodes) that update the same runs lock
+  // them in the same order and never wait on each other in a cycle.
+  const columns: unknown[][] = COLUMN_NAMES.map(() => []);
+  for (const id of [...records.keys()].sort()) records.get(id)!.forEach((v, c) => columns[c]!.push(v));
+  const eventRuns: string[] = [];
+  const seqs: number[] = [];
+  const json: string[] = [];
+  for (const [runId, mine] of events)
+    for (const [seq, e] of mine) {
+      eventRuns.push(runId);
+      seqs.push(seq);
+      json.push(e);
+    }
+  const holders: string[] = [];
+  const held: string[] = [];
+  for (const w of batch)
+    for (const sha256 of w.holds ?? []) {
+      holders.push(runHolder(w.runId));
+      held.push(sha256);
+    }
+  return [...columns, [...details.keys()], [...details.values()], eventRuns, seqs, json, holders, held];
+}
+
+export class RunWriteQueue {
+  private pending: Queued[] = [];
+  private sending = false;
+
+  constructor(private readonly db: Queryable) {}
+
+  /** Resolves once the write is committed (with the others of its batch). */
+  write(w: Write): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ ...w, resolve, reject });
+      if (this.sending) return;
+      this.sending = true;
+      // After the current turn, so that writes handed over together (a record update and its
+      // event) share the first statement too.
+      queueMicrotask(() => void this.drain());
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending;
+        this.pending = [];
+        await this.send(batch);
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  private async send(batch: Queued[]): Promise<void> {
+    try {
+      await this.db.query(BATCH, batchParams(batch));
+    } catch (err) {
+      if (batch.length === 1 || unavailableReason(err)) for (const w of batch) w.reject(err);
+      else for (const w of batch) await this.send([w]);
+      return;
+    }
+    for (const w of batch) w.resolve();
+  }
+}

@@ -1,7 +1,8 @@
 // Content-addressed blobs in PostgreSQL, for nodes that share nothing but the database. A blob is
 // a row of `blobs` and its bytes are rows of `blob_chunks` (256 KiB each by default, bytea stored
-// out of line uncompressed). Writing streams the source into chunks while hashing it, so the
-// blob is never whole in memory: the row has no sha256 until the last chunk is in, then takes
+// out of line uncompressed). Content of one chunk or less is stored by a single statement once
+// read. Larger content is streamed into chunks while hashing it, so the blob is never whole in
+// memory: the row has no sha256 until the last chunk is in, then takes
 // it; when that content is already stored (the unique sha256), the new copy is dropped and the
 // stored one answers. Reading pulls one chunk per read of the stream (backpressure), and a
 // range reads only the chunks it covers, each cut with substring().
@@ -31,33 +32,63 @@ export class PgBlobStore implements BlobStore {
     limit = Number.POSITIVE_INFINITY,
   ): Promise<{ sha256: string; size: number }> {
     const chunkBytes = this.chunkBytes;
-    const created = await this.db.query<{ id: string }>(
-      "INSERT INTO blobs (chunk_size, state) VALUES ($1, 'writing') RETURNING id",
-      [chunkBytes],
-    );
-    const id = created.rows[0]!.id;
     const hash = createHash('sha256');
     let size = 0;
-    let seq = 0;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
+    // Up to one chunk is read before anything is written: content that fits in one chunk (most
+    // run outputs, small uploads) is stored by one statement, or by none when it is stored
+    // already, instead of a row, a chunk and a final update, each a commit of its own.
+    const pieces = source[Symbol.asyncIterator]();
+    let ended = false;
+    while (pendingBytes <= chunkBytes) {
+      const next = await pieces.next();
+      if (next.done) {
+        ended = true;
+        break;
+      }
+      size += next.value.length;
+      if (size > limit) {
+        await pieces.return?.().catch(() => undefined);
+        throw new TooLargeError(limit);
+      }
+      hash.update(next.value);
+      pending.push(next.value);
+      pendingBytes += next.value.length;
+    }
+    if (ended) return this.writeSmall(Buffer.concat(pending, pendingBytes), hash.digest('hex'));
+    let created;
+    try {
+      created = await this.db.query<{ id: string }>(
+        "INSERT INTO blobs (chunk_size, state) VALUES ($1, 'writing') RETURNING id",
+        [chunkBytes],
+      );
+    } catch (err) {
+      await pieces.return?.().catch(() => undefined);
+      throw mapDatabaseError(err);
+    }
+    const id = created.rows[0]!.id;
+    let seq = 0;
     const insert = (data: Buffer) =>
       this.db.query('INSERT INTO blob_chunks (blob_id, seq, data) VALUES ($1, $2, $3)', [id, seq++, data]);
     try {
-      for await (const piece of source) {
+      for (;;) {
+        // The next piece is pulled only after the full chunks are stored: the source waits.
+        while (pendingBytes >= chunkBytes) {
+          const all = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+          await insert(all.subarray(0, chunkBytes));
+          const tail = all.subarray(chunkBytes);
+          pending = tail.length > 0 ? [tail] : [];
+          pendingBytes = tail.length;
+        }
+        const next = await pieces.next();
+        if (next.done) break;
+        const piece = next.value;
         size += piece.length;
         if (size > limit) throw new TooLargeError(limit);
         hash.update(piece);
         pending.push(piece);
         pendingBytes += piece.length;
-        // The next piece is pulled only after the full chunks are stored: the source waits.
-        while (pendingBytes >= chunkBytes) {
-          const all = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
-          await insert(all.subarray(0, chunkBytes));
-          const rest = all.subarray(chunkBytes);
-          pending = rest.length > 0 ? [rest] : [];
-          pendingBytes = rest.length;
-        }
       }
       if (pendingBytes > 0) await insert(Buffer.concat(pending, pendingBytes));
       pending = [];
@@ -76,8 +107,26 @@ export class PgBlobStore implements BlobStore {
       return { sha256, size };
     } catch (err) {
       await this.dropWriting(id).catch(() => undefined);
+      await pieces.return?.().catch(() => undefined);
       throw mapDatabaseError(err);
     }
+  }
+
+  /** Content of at most one chunk, whole in hand: stored by one statement unless stored already. */
+  private async writeSmall(data: Buffer, sha256: string): Promise<{ sha256: string; size: number }> {
+    try {
+      if (!(await this.stat(sha256)))
+        await this.db.query(
+          `WITH b AS (
+             INSERT INTO blobs (chunk_size, state, sha256, size) VALUES ($1, 'ready', $2, $3)
+             ON CONFLICT (sha256) DO NOTHING RETURNING id)
+           INSERT INTO blob_chunks (blob_id, seq, data) SELECT id, 0, $4 FROM b WHERE $3 > 0`,
+          [this.chunkBytes, sha256, data.length, data],
+        );
+    } catch (err) {
+      throw mapDatabaseError(err);
+    }
+    return { sha256, size: data.length };
   }
 
   async stat(sha256: string): Promise<{ size: number } | undefined> {

@@ -92,6 +92,17 @@ interface ActiveRun {
   abandoned?: boolean;
   /** Shared queue only: settles when this node's execution of the run has ended. */
   executed?: Promise<void>;
+  /** The live record as it was before the end, shown to readers while the end is written. */
+  beforeEnd?: RunRecord;
+}
+
+/**
+ * What readers see of a live run: its record, or while its end is being written the record as it
+ * was before, so that a run reads as ended (here or on any node) only once its end, last events,
+ * detail and files are stored.
+ */
+function shown(active: ActiveRun): RunRecord {
+  return TERMINAL.has(active.record.status) ? (active.beforeEnd ?? active.record) : active.record;
 }
 
 export interface RunServiceOptions {
@@ -200,15 +211,10 @@ export class RunService {
     return { entries, bytes };
   }
 
-  /**
-   * The live record of an unfinished run, else the stored one. A run whose end is being written
-   * reads as stored until then, so a reader that sees it ended also finds its last events,
-   * detail and files stored (on this node or any other).
-   */
+  /** The live record of an unfinished run (see `shown`), else the stored one. */
   async get(id: string): Promise<RunRecord | undefined> {
-    const live = this.active.get(id)?.record;
-    if (live && !TERMINAL.has(live.status)) return live;
-    return (await this.store.get(id)) ?? live;
+    const active = this.active.get(id);
+    return active ? shown(active) : this.store.get(id);
   }
 
   async getDetail(id: string): Promise<RunDetail | undefined> {
@@ -226,8 +232,8 @@ export class RunService {
 
   /** Overlay for listings: live records of unended runs win over what was last committed. */
   readonly overlay = (run: RunRecord): RunRecord => {
-    const live = this.active.get(run.id)?.record;
-    return live && !TERMINAL.has(live.status) ? live : run;
+    const active = this.active.get(run.id);
+    return active ? shown(active) : run;
   };
 
   /** A page of runs from the store, live records laid over it (see list.ts). */
@@ -674,6 +680,7 @@ export class RunService {
       errorCode: outcome.kind === 'completed' ? null : outcome.error.code,
       schemaValid,
     };
+    active.beforeEnd = active.record;
     active.record = next;
     const type =
       status === 'completed' ? 'run.completed' : status === 'cancelled' ? 'run.cancelled' : 'run.failed';

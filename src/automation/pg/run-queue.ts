@@ -22,6 +22,9 @@ const DONE = 'sluice_run_done';
 
 const n = COLUMN_NAMES.length;
 
+/** Claim rounds of one claim() with concurrency limits (see claim). */
+const MAX_CLAIM_ROUNDS = 8;
+
 // A new run's row (queued), detail and first events in one statement: one commit, whose wake
 // goes out when it commits. The record columns are written as the run store writes them.
 const CREATE_QUEUED = `WITH r AS (
@@ -281,7 +284,14 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     });
     const claimed = first.claimed;
     this.own(claimed);
-    for (let more = first.more; more && claimed.length < limit && !this.closed;) {
+    // Bounded: a round that claims nothing while its window is full (another node's claims
+    // committed between its hint and its count) is followed by a few more at most; the next
+    // wake goes on from there.
+    for (
+      let more = first.more, round = 1;
+      more && round < MAX_CLAIM_ROUNDS && claimed.length < limit && !this.closed;
+      round++
+    ) {
       const room = limit - claimed.length;
       let next: { rows: ClaimRow[]; more: boolean };
       try {

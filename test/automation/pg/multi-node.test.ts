@@ -347,14 +347,18 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
     }
     // A review made on the other node: an uploaded corrected file and a copy of the output.
     assert.equal((await api(other, 'PUT', `/runs/${id}/reviews`, { verdict: 'incorrect' })).status, 200);
-    const form = new FormData();
-    form.append('file', new Blob(['the right answer'], { type: 'text/plain' }), 'right.txt');
-    const upload = await fetch(`${other.url}/api/v1/runs/${id}/reviews/expected`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}` },
-      body: form,
-    });
-    assert.ok(upload.ok, await upload.text());
+    /** Uploads `text` as the corrected file right.txt through `node`. */
+    const uploadRight = async (node: Node, text: string) => {
+      const form = new FormData();
+      form.append('file', new Blob([text], { type: 'text/plain' }), 'right.txt');
+      const upload = await fetch(`${node.url}/api/v1/runs/${id}/reviews/expected`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body: form,
+      });
+      assert.ok(upload.ok, await upload.text());
+    };
+    await uploadRight(other, 'the right answer');
     const copied = await api(runner, 'POST', `/runs/${id}/reviews/expected`, {
       outputFileName: 'out.txt',
       expectedName: 'copied.txt',
@@ -379,14 +383,7 @@ describe('automation on two nodes over one PostgreSQL', { skip: postgresSkip }, 
     }
     // Replaced under the same name through the runner: the other node, which read (and kept a
     // copy of) the first bytes, now serves the new ones.
-    const again = new FormData();
-    again.append('file', new Blob(['the right answer, corrected'], { type: 'text/plain' }), 'right.txt');
-    const replaced = await fetch(`${runner.url}/api/v1/runs/${id}/reviews/expected`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}` },
-      body: again,
-    });
-    assert.ok(replaced.ok, await replaced.text());
+    await uploadRight(runner, 'the right answer, corrected');
     for (const node of [other, runner])
       assert.equal(
         await (await get(node, `/runs/${id}/reviews/expected/right.txt`)).text(),

@@ -6,6 +6,8 @@
 //   reason is required.
 // - `<!-- doc-test: expect -->` before a block (```json or ```text) makes it the expected standard
 //   output of the last runnable shell block above it on the page.
+// - `<!-- doc-test: file <path> -->` before a block says the block is that repository file,
+//   verbatim (a built-in example quoted in full).
 
 export type ShellBlock = {
   kind: 'shell';
@@ -17,6 +19,8 @@ export type ShellBlock = {
 
 export type Expectation = { line: number; lang: string; text: string };
 
+export type QuotedFile = { line: number; path: string; text: string };
+
 export class DocFormatError extends Error {}
 
 const SHELL = new Set(['sh', 'bash', 'shell']);
@@ -24,8 +28,18 @@ const DIRECTIVE = /^<!--\s*doc-test:\s*(.*?)\s*-->$/;
 
 /** The shell blocks of one page, in order, with their skip reasons and expected outputs. */
 export function shellBlocks(markdown: string, page: string): ShellBlock[] {
+  return readPage(markdown, page).shell;
+}
+
+/** The blocks of one page that quote a repository file. */
+export function quotedFiles(markdown: string, page: string): QuotedFile[] {
+  return readPage(markdown, page).files;
+}
+
+function readPage(markdown: string, page: string): { shell: ShellBlock[]; files: QuotedFile[] } {
   const lines = markdown.split('\n');
   const out: ShellBlock[] = [];
+  const files: QuotedFile[] = [];
   let directive: { text: string; line: number } | undefined;
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i] as string;
@@ -39,7 +53,9 @@ export function shellBlocks(markdown: string, page: string): ShellBlock[] {
     if (!open) {
       // Only blank lines may stand between a directive and its block.
       if (trimmed !== '' && directive) {
-        throw new DocFormatError(`${page}:${directive.line}: "doc-test: ${directive.text}" is not followed by a code block`);
+        throw new DocFormatError(
+          `${page}:${directive.line}: "doc-test: ${directive.text}" is not followed by a code block`,
+        );
       }
       continue;
     }
@@ -70,21 +86,32 @@ export function shellBlocks(markdown: string, page: string): ShellBlock[] {
         skip = (m[1] as string).trim();
       }
       out.push({ kind: 'shell', line: i + 1, code, skip, expect: undefined });
+    } else if (here && here.text.startsWith('file ')) {
+      files.push({ line: i + 1, path: here.text.slice('file '.length).trim(), text: code });
     } else if (here) {
       if (here.text !== 'expect') {
-        throw new DocFormatError(`${page}:${here.line}: unknown directive "doc-test: ${here.text}" before a ${lang} block`);
+        throw new DocFormatError(
+          `${page}:${here.line}: unknown directive "doc-test: ${here.text}" before a ${lang} block`,
+        );
       }
       const previous = out[out.length - 1];
       if (!previous || previous.skip !== undefined) {
-        throw new DocFormatError(`${page}:${here.line}: an expected output needs a runnable shell block above it`);
+        throw new DocFormatError(
+          `${page}:${here.line}: an expected output needs a runnable shell block above it`,
+        );
       }
       if (previous.expect) {
-        throw new DocFormatError(`${page}:${here.line}: the shell block at line ${previous.line} already has an expected output`);
+        throw new DocFormatError(
+          `${page}:${here.line}: the shell block at line ${previous.line} already has an expected output`,
+        );
       }
       previous.expect = { line: i + 1, lang, text: code };
     }
     i = j;
   }
-  if (directive) throw new DocFormatError(`${page}:${directive.line}: "doc-test: ${directive.text}" is not followed by a code block`);
-  return out;
+  if (directive)
+    throw new DocFormatError(
+      `${page}:${directive.line}: "doc-test: ${directive.text}" is not followed by a code block`,
+    );
+  return { shell: out, files };
 }

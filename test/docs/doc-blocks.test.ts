@@ -7,9 +7,10 @@
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { describe, it } from 'node:test';
+import { spawnSync } from 'node:child_process';
+import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { shellBlocks } from './blocks.js';
+import { quotedFiles, shellBlocks } from './blocks.js';
 import { runPage, startServer } from './run-page.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -23,7 +24,45 @@ const pages = [
     .map((f) => `docs/${f}`),
 ].filter((page) => !only || page.includes(only));
 
+describe('docs quote the repository as it is', () => {
+  for (const page of pages) {
+    for (const quoted of quotedFiles(readFileSync(join(repo, page), 'utf8'), page)) {
+      it(`${page}:${quoted.line} is ${quoted.path}`, () => {
+        const file = readFileSync(join(repo, quoted.path), 'utf8');
+        assert.equal(
+          quoted.text.trimEnd(),
+          file.trimEnd(),
+          `${page}:${quoted.line} differs from ${quoted.path}`,
+        );
+      });
+    }
+  }
+});
+
+describe('docs cite only what a reader has', () => {
+  // The specs and notes the project was built from are not in the repository: a page states
+  // the fact, or cites a public document, instead of pointing at them.
+  it('no page points at spec/, notes/ or ../shared/', () => {
+    const found: string[] = [];
+    for (const page of pages) {
+      readFileSync(join(repo, page), 'utf8')
+        .split('\n')
+        .forEach((line, k) => {
+          if (/[`(](\.\.\/)*(shared\/)?(spec|notes)\/[\w.-]+/.test(line))
+            found.push(`${page}:${k + 1}: ${line.trim()}`);
+        });
+    }
+    assert.deepEqual(found, []);
+  });
+});
+
 describe('docs run as written', () => {
+  // `sluice` builds dist/ when the sources are newer; done once here, before any server or
+  // `npx sluice` of a block needs it, so no block waits on a build.
+  before(() => {
+    const built = spawnSync(process.execPath, ['bin/sluice.js', '--help'], { cwd: repo, encoding: 'utf8' });
+    assert.equal(built.status, 0, `building dist/ failed:\n${built.stderr}`);
+  });
   for (const page of pages) {
     const blocks = shellBlocks(readFileSync(join(repo, page), 'utf8'), page);
     const runnable = blocks.filter((b) => b.skip === undefined);

@@ -68,7 +68,9 @@ export function jsonValues(text: string): unknown[] {
 const HOLE = /\.\.\.|…|<[^<>\s][^<>]*>/;
 
 function wildcard(pattern: string): RegExp {
-  const parts = pattern.split(new RegExp(HOLE.source, 'g')).map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const parts = pattern
+    .split(new RegExp(HOLE.source, 'g'))
+    .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   return new RegExp(`^${parts.join('[\\s\\S]*?')}$`);
 }
 
@@ -113,7 +115,8 @@ export function jsonDifference(expected: unknown, actual: unknown, path = '$'): 
     }
     if (!open) {
       const extra = Object.keys(act).filter((k) => !(k in exp));
-      if (extra.length > 0) return `${path}: unexpected key(s) ${extra.map(show).join(', ')} in ${show(actual)}`;
+      if (extra.length > 0)
+        return `${path}: unexpected key(s) ${extra.map(show).join(', ')} in ${show(actual)}`;
     }
     return undefined;
   }
@@ -145,5 +148,7 @@ export function outputDifference(lang: string, expectedText: string, actual: str
       .map((l) => l.trimEnd())
       .join('\n')
       .trim();
-  return wildcard(norm(expectedText)).test(norm(actual)) ? undefined : 'the output differs from the expected text';
+  return wildcard(norm(expectedText)).test(norm(actual))
+    ? undefined
+    : 'the output differs from the expected text';
 }

@@ -12,7 +12,13 @@ import type { ShellBlock } from './blocks.js';
 import { outputDifference } from './expect.js';
 
 /** The ports the docs are written for, by the setting that moves each. */
-const DOCUMENTED = { PORT: 8080, GRPC_PORT: 8081, STREAMS_PORT: 8082, AUTOMATION_PORT: 8083, DEBUG_PORT: 6070 };
+const DOCUMENTED = {
+  PORT: 8080,
+  GRPC_PORT: 8081,
+  STREAMS_PORT: 8082,
+  AUTOMATION_PORT: 8083,
+  DEBUG_PORT: 6070,
+};
 type PortName = keyof typeof DOCUMENTED;
 
 /** How long one page may run before it counts as hung (a guard, not a pass condition). */
@@ -51,9 +57,13 @@ export async function startServer(repo: string, extraEnv: Record<string, string>
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
     // The banner's last line follows the listeners (and, on a first start, the new key).
-    await waitUntil('sluice serve to start', () => /Use it as|failed to start/.test(out) || child.exitCode !== null, {
-      timeoutMs: 120_000,
-    });
+    await waitUntil(
+      'sluice serve to start',
+      () => /Use it as|failed to start/.test(out) || child.exitCode !== null,
+      {
+        timeoutMs: 120_000,
+      },
+    );
     if (!/Use it as/.test(out)) throw new Error(`sluice serve did not start:\n${out}`);
   } catch (error) {
     child.kill('SIGKILL');
@@ -71,18 +81,25 @@ export async function startServer(repo: string, extraEnv: Record<string, string>
   };
 }
 
-const portPattern = (ports: number[]) => new RegExp(`\\b(localhost|127\\.0\\.0\\.1):(${ports.join('|')})\\b`, 'g');
+const portPattern = (ports: number[]) =>
+  new RegExp(`\\b(localhost|127\\.0\\.0\\.1):(${ports.join('|')})\\b`, 'g');
 
 /** The block as a human runs it, with the documented ports moved to the test server's. */
 export function toTestPorts(code: string, ports: Record<PortName, number>): string {
   const byDoc = new Map(Object.entries(DOCUMENTED).map(([name, doc]) => [doc, ports[name as PortName]]));
-  return code.replace(portPattern([...byDoc.keys()]), (_, host: string, port: string) => `${host}:${byDoc.get(Number(port))}`);
+  return code.replace(
+    portPattern([...byDoc.keys()]),
+    (_, host: string, port: string) => `${host}:${byDoc.get(Number(port))}`,
+  );
 }
 
 /** Output with the test server's ports shown as the documented ones again. */
 export function toDocumentedPorts(text: string, ports: Record<PortName, number>): string {
   const byTest = new Map(Object.entries(ports).map(([name, test]) => [test, DOCUMENTED[name as PortName]]));
-  return text.replace(portPattern([...byTest.keys()]), (_, host: string, port: string) => `${host}:${byTest.get(Number(port))}`);
+  return text.replace(
+    portPattern([...byTest.keys()]),
+    (_, host: string, port: string) => `${host}:${byTest.get(Number(port))}`,
+  );
 }
 
 export interface PageResult {
@@ -91,7 +108,12 @@ export interface PageResult {
 }
 
 /** Runs the runnable blocks of `page` in one bash; stops at the first block that fails. */
-export async function runPage(repo: string, page: string, blocks: ShellBlock[], server: Server): Promise<PageResult> {
+export async function runPage(
+  repo: string,
+  page: string,
+  blocks: ShellBlock[],
+  server: Server,
+): Promise<PageResult> {
   const work = mkdtempSync(join(tmpdir(), 'sluice-doc-run-'));
   const runnable = blocks.filter((b) => b.skip === undefined);
   const script = ['set -euo pipefail', 'cd "$DOC_TEST_REPO"'];
@@ -113,6 +135,11 @@ export async function runPage(repo: string, page: string, blocks: ShellBlock[], 
       env: {
         ...process.env,
         SLUICE_DATA_DIR: server.dataDir,
+        // A reader's git has an identity; a CI machine may have none (docs commit to the registry).
+        GIT_AUTHOR_NAME: process.env.GIT_AUTHOR_NAME ?? 'Doc Test',
+        GIT_AUTHOR_EMAIL: process.env.GIT_AUTHOR_EMAIL ?? 'doc-test@localhost',
+        GIT_COMMITTER_NAME: process.env.GIT_COMMITTER_NAME ?? 'Doc Test',
+        GIT_COMMITTER_EMAIL: process.env.GIT_COMMITTER_EMAIL ?? 'doc-test@localhost',
         DOC_TEST_REPO: repo,
         DOC_TEST_WORK: work,
         LOG_LEVEL: 'warn',

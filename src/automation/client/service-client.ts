@@ -17,7 +17,7 @@ import type { FinishedRun, RunStartResponse } from './types.js';
  *
  * ```ts
  * const client = new ServiceClient({ base_url: 'http://localhost:8083' }); // key from SERVICE_API_KEY
- * const run = await client.run_and_wait('workflows.echo-report', { text: 'hi' });
+ * const run = await client.run_and_wait('workflows.text-report', { text: 'hi' });
  * console.log(run.finished, run.output);
  * ```
  */

@@ -56,7 +56,7 @@ describe('docs cite only what a reader has', () => {
   });
 });
 
-describe('docs run as written', () => {
+describe('docs run as written', { concurrency: 2 }, () => {
   // `sluice` builds dist/ when the sources are newer; done once here, before any server or
   // `npx sluice` of a block needs it, so no block waits on a build.
   before(() => {

@@ -212,6 +212,7 @@ export class LmdbTopicLog implements TopicLog {
 
   async enforceRetention(now: number): Promise<RetentionRemoval[]> {
     const out: RetentionRemoval[] = [];
+    let looked = 0;
     for (const topic of [...this.byName.values()]) {
       const { retentionMs, retentionBytes } = topic.configs;
       if (retentionMs < 0 && retentionBytes < 0) continue;
@@ -220,6 +221,8 @@ export class LmdbTopicLog implements TopicLog {
       for (let p = 0; p < states.length; p++) {
         const state = states[p]!;
         if (this.trimming.has(state) || state.beginning >= state.end) continue;
+        // Many partitions: let produce and fetches in between now and then.
+        if (++looked % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
         this.trimming.add(state);
         try {
           const { records, bytes } = await this.retention.trim(topic.id, p, topic.configs, state, now);

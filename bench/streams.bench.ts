@@ -15,7 +15,7 @@ import { decodeRecord, encodeRecord, recordKey } from '../src/streams/log/codec.
 import { encodeBatch } from '../src/streams/log/codec.js';
 import { LmdbTopicLog } from '../src/streams/log/lmdb.js';
 import { parseProduce } from '../src/streams/http/validate.js';
-import type { AppendRecord, TopicInfo } from '../src/streams/log/types.js';
+import { KEEP_EVERYTHING, type AppendRecord, type TopicInfo } from '../src/streams/log/types.js';
 import { openStreamsEnvironment } from '../src/streams/storage.js';
 import type { BenchFile, BenchSuite } from './types.js';
 
@@ -205,7 +205,7 @@ function produceRequestSuite(valueBytes: number): BenchSuite {
       return { key: r.key, value: JSON.parse(r.valueJson) as unknown };
     }),
   });
-  const topic: TopicInfo = { name: 'bench', id: 1, partitions: 4, createdAt: 0 };
+  const topic: TopicInfo = { name: 'bench', id: 1, partitions: 4, createdAt: 0, configs: KEEP_EVERYTHING };
   const limits = { maxRecordsPerBatch: 10_000, maxRecordBytes: 1024 * 1024 };
   let sink = 0;
   return {

@@ -34,7 +34,11 @@ export const ErrorCodes = {
 } as const;
 
 // The numbers used without a Confluent sub-code are plain HTTP statuses.
-const PLAIN: Readonly<Record<number, string>> = { 413: 'too_large', 422: 'unprocessable' };
+const PLAIN: Readonly<Record<number, string>> = {
+  413: 'too_large',
+  416: 'offset_out_of_range',
+  422: 'unprocessable',
+};
 
 const NAMES = new Map<number, string>(
   Object.entries(ErrorCodes).map(([key, n]) => [n, key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)]),
@@ -61,3 +65,20 @@ export const illegalState = (message: string): StreamsError =>
 /** A request field that is wrong; `code` picks the Confluent number, 422 otherwise. */
 export const unprocessable = (message: string, code: number = 422): StreamsError =>
   new StreamsError(422, code, message);
+
+/**
+ * A read below a partition's beginning: the records were removed by retention (Kafka's
+ * OFFSET_OUT_OF_RANGE). Confluent's proxy has no number of its own for it, so the HTTP status
+ * is the error_code, as for its other generic errors.
+ */
+export const offsetOutOfRange = (
+  topic: string,
+  partition: number,
+  offset: number,
+  beginning: number,
+): StreamsError =>
+  new StreamsError(
+    416,
+    416,
+    `offset ${offset} of ${topic}/${partition} is out of range: retention removed the records before offset ${beginning}`,
+  );

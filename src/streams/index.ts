@@ -14,15 +14,18 @@ import { JetStreamTopicLog } from './log/jetstream.js';
 import { LmdbTopicLog } from './log/lmdb.js';
 import { Partitioner } from './log/partitioner.js';
 import type { TopicLog } from './log/types.js';
+import { RetentionRunner } from './retention.js';
 import { loadStreamsSettings } from './settings.js';
 import { openStreamsEnvironment } from './storage.js';
 
 export { loadStreamsSettings, type StreamsSettings } from './settings.js';
+export { retentionStats } from './retention.js';
 
 export interface StreamsOptions {
   /**
-   * The clock consumer instances' idle time is measured on (default Date.now). Tests move it
-   * forward to expire an instance without waiting for STREAMS_INSTANCE_TIMEOUT to pass.
+   * The clock consumer instances' idle time and records' age under retention.ms are measured on
+   * (default Date.now). Tests move it forward to expire an instance without waiting for
+   * STREAMS_INSTANCE_TIMEOUT, or to age records past their topic's retention.ms.
    */
   now?: () => number;
 }
@@ -124,6 +127,13 @@ export async function startStreams(
   );
   expiry.unref();
 
+  const retention = new RetentionRunner(topicLog, {
+    intervalMs: settings.retentionCheckIntervalMs,
+    now: options.now ?? Date.now,
+    log,
+  });
+  retention.start();
+
   ctx.health.register('streams', true);
   log.info({ url: server.url }, 'streams listening');
 
@@ -137,6 +147,7 @@ export async function startStreams(
     close() {
       closing ??= (async () => {
         clearInterval(expiry);
+        await retention.stop();
         groups.close();
         await server.close(ctx.core.shutdownGraceMs);
         await groups.flush().catch((error: unknown) => {

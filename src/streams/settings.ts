@@ -5,6 +5,7 @@
 import { accessSync, constants } from 'node:fs';
 import { randomId } from '../core/ids.js';
 import { SettingsError, type EnvReader } from '../core/settings/index.js';
+import type { TopicConfigs } from './log/types.js';
 
 export type StreamsBackend = 'lmdb' | 'jetstream';
 export const STREAMS_BACKENDS: readonly StreamsBackend[] = ['lmdb', 'jetstream'];
@@ -48,6 +49,10 @@ export interface StreamsSettings extends StreamsNodeSettings {
   readonly fetchMaxRecords: number;
   readonly instanceTimeoutMs: number;
   readonly wsMaxPayloadBytes: number;
+  /** retention.ms / retention.bytes of a topic created without them. */
+  readonly defaultRetention: TopicConfigs;
+  /** Time between two retention passes (Kafka's log.retention.check.interval.ms). */
+  readonly retentionCheckIntervalMs: number;
 }
 
 export function loadStreamsSettings(env: EnvReader): StreamsSettings {
@@ -77,6 +82,12 @@ export function loadStreamsSettings(env: EnvReader): StreamsSettings {
     fetchMaxRecords: env.int('STREAMS_FETCH_MAX_RECORDS', 1000, { min: 1, max: 1_000_000 }),
     instanceTimeoutMs: env.duration('STREAMS_INSTANCE_TIMEOUT', 300_000),
     wsMaxPayloadBytes: env.int('STREAMS_WS_MAX_PAYLOAD_BYTES', 64 * 1024, { min: 1024 }),
+    defaultRetention: {
+      // Kafka's defaults: 7 days, no size bound.
+      retentionMs: retentionSetting(env, 'STREAMS_DEFAULT_RETENTION_MS', 7 * 24 * 3600_000),
+      retentionBytes: retentionSetting(env, 'STREAMS_DEFAULT_RETENTION_BYTES', -1),
+    },
+    retentionCheckIntervalMs: retentionInterval(env),
   };
   if (settings.fetchTimeoutDefaultMs > settings.fetchTimeoutMaxMs) {
     throw new SettingsError(
@@ -249,4 +260,21 @@ function loadNodeSettings(env: EnvReader): StreamsNodeSettings {
     );
   }
   return { nodeId, nodeHeartbeatMs, nodeTimeoutMs };
+}
+
+/** A positive integer or -1 (unlimited), as Kafka's retention configs. */
+function retentionSetting(env: EnvReader, name: string, fallback: number): number {
+  const value = env.int(name, fallback, { min: -1 });
+  if (value === 0 || !Number.isSafeInteger(value)) {
+    throw new SettingsError(name, String(value), 'a positive integer, or -1 for unlimited');
+  }
+  return value;
+}
+
+function retentionInterval(env: EnvReader): number {
+  const ms = env.duration('STREAMS_RETENTION_CHECK_INTERVAL', 30_000);
+  if (ms < 10 || ms > 24 * 3600_000) {
+    throw new SettingsError('STREAMS_RETENTION_CHECK_INTERVAL', `${ms}ms`, 'a duration from 10ms to 24h');
+  }
+  return ms;
 }

@@ -81,7 +81,8 @@ export function confluentSuite(name: string, makeHarness: () => Promise<Harness>
       assert.equal(one.status, 200);
       assert.deepEqual(one.body, {
         name: 'test',
-        configs: {},
+        // The topic's retention configs (the service's defaults: Kafka's 7 days, no size bound).
+        configs: { 'retention.ms': '604800000', 'retention.bytes': '-1' },
         partitions: [0, 1].map((partition) => ({
           partition,
           leader: 0,

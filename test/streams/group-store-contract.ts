@@ -78,6 +78,34 @@ export function groupStoreContract(
       assert.equal(store.committedOffset(g, 'orders.v2', 0), 9);
     });
 
+    test("forgetTopic removes every group's offsets for that topic only, for good", async () => {
+      const g1 = uniqueGroup('forget');
+      const g2 = uniqueGroup('forget');
+      const gone = `gone.${process.pid}.${++counter}`;
+      const kept = `${gone}-kept`;
+      for (const g of [g1, g2]) {
+        store.commit(g, gone, 0, 4);
+        store.commit(g, gone, 1, 6);
+        store.commit(g, kept, 0, 8);
+      }
+      await store.flush();
+      store.forgetTopic(gone);
+      await store.flush();
+      for (const g of [g1, g2]) {
+        assert.equal(store.committedOffset(g, gone, 0), undefined);
+        assert.equal(store.committedOffset(g, gone, 1), undefined);
+        assert.equal(store.committedOffset(g, kept, 0), 8);
+      }
+      await fixture.close(store);
+      store = await fixture.open('node-a');
+      assert.equal(store.committedOffset(g1, gone, 0), undefined);
+      assert.equal(store.committedOffset(g2, kept, 0), 8);
+      // A topic created again under the name starts with nothing committed, and commits anew.
+      store.commit(g1, gone, 0, 1);
+      await store.flush();
+      assert.equal(store.committedOffset(g1, gone, 0), 1);
+    });
+
     test('instances are members of their group, reload with their positions after a reopen, and leave when deleted', async () => {
       const g = uniqueGroup('members');
       store.saveInstance(instance(g, 'one', store.nodeId, { seq: 1 }));

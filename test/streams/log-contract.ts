@@ -268,6 +268,151 @@ export function runTopicLogContract(backend: string, makeFixture: () => Promise<
       await assert.rejects(log.createTopic(topicName, 1), isStreamsError(400, 40002));
     });
 
+    describe('retention and removal', () => {
+      const HOUR = 3600_000;
+      /** What a pass removed from one topic (other tests' topics may be trimmed too). */
+      const removedFrom = async (topicName: string, now: number) =>
+        (await log.enforceRetention(now)).filter((r) => r.topic === topicName);
+
+      it('retention.ms removes whole old batches from the front, keeps the newest batch; reads below are out of range', async () => {
+        const now = Date.now();
+        const topicName = name('aged');
+        const topic = await log.createTopic(topicName, 2, { retentionMs: HOUR, retentionBytes: -1 });
+        assert.deepEqual(topic.configs, { retentionMs: HOUR, retentionBytes: -1 });
+        const old = now - 2 * HOUR;
+        await log.append(topic, [
+          record(0, { n: 0 }, { timestamp: old }),
+          record(0, { n: 1 }, { timestamp: old }),
+        ]);
+        // A batch is as old as its newest record.
+        await log.append(topic, [
+          record(0, { n: 2 }, { timestamp: old }),
+          record(0, { n: 3 }, { timestamp: now - HOUR / 2 }),
+        ]);
+        await log.append(topic, [record(0, { n: 4 }, { timestamp: old })]);
+        await log.append(topic, [record(1, { n: 5 }, { timestamp: old })]);
+
+        const first = await removedFrom(topicName, now);
+        assert.equal(first.length, 1, JSON.stringify(first));
+        assert.deepEqual(
+          { partition: first[0]!.partition, records: first[0]!.records, beginning: first[0]!.beginning },
+          { partition: 0, records: 2, beginning: 2 },
+        );
+        assert.ok(first[0]!.bytes > 0);
+        assert.equal(await log.beginningOffset(topic, 0), 2);
+        assert.equal(await log.endOffset(topic, 0), 5);
+        // Partition 1's only batch is its newest: kept however old.
+        assert.equal(await log.beginningOffset(topic, 1), 0);
+        await assert.rejects(log.read(topic, 0, 0, ALL), isStreamsError(416, 416));
+        await assert.rejects(log.read(topic, 0, 1, ALL), isStreamsError(416, 416));
+        assert.deepEqual(
+          (await log.read(topic, 0, 2, ALL)).map((r) => [r.offset, valueOf(r).n]),
+          [
+            [2, 2],
+            [3, 3],
+            [4, 4],
+          ],
+        );
+        // Nothing more is due now; later the second batch is, but the newest stays.
+        assert.deepEqual(await removedFrom(topicName, now), []);
+        const second = await removedFrom(topicName, now + HOUR);
+        assert.deepEqual(
+          second.map((r) => [r.partition, r.records, r.beginning]),
+          [[0, 2, 4]],
+        );
+        assert.deepEqual(
+          (await log.read(topic, 0, 4, ALL)).map((r) => r.offset),
+          [4],
+        );
+
+        // The beginning survives a restart, and offsets go on from the end.
+        await log.close();
+        log = await fixture.open();
+        const again = log.topic(topicName)!;
+        assert.deepEqual(again.configs, { retentionMs: HOUR, retentionBytes: -1 });
+        assert.equal(await log.beginningOffset(again, 0), 4);
+        assert.equal(await log.endOffset(again, 0), 5);
+        await assert.rejects(log.read(again, 0, 3, ALL), isStreamsError(416, 416));
+        assert.deepEqual(await log.append(again, [record(0, { n: 6 })]), [5]);
+      });
+
+      it('retention.bytes cuts each partition back to about that many bytes', async () => {
+        const topicName = name('sized');
+        const topic = await log.createTopic(topicName, 1, { retentionMs: -1, retentionBytes: 8_000 });
+        const big = 'x'.repeat(1000);
+        for (let i = 0; i < 30; i++)
+          await log.append(topic, [record(0, { i, big }, { timestamp: Date.now() })]);
+        const removed = await removedFrom(topicName, Date.now());
+        assert.equal(removed.length, 1);
+        const beginning = await log.beginningOffset(topic, 0);
+        assert.equal(removed[0]!.beginning, beginning);
+        assert.equal(removed[0]!.records, beginning);
+        // Each batch holds one record of a bit over 1 KB: about 8 are kept, never fewer than
+        // the bound allows.
+        const kept = 30 - beginning;
+        assert.ok(kept >= 5 && kept <= 9, `kept ${kept} batches`);
+        assert.equal((await log.read(topic, 0, beginning, ALL)).length, kept);
+        assert.deepEqual(await removedFrom(topicName, Date.now()), []);
+      });
+
+      it('updateTopic changes the configs; the next pass applies them', async () => {
+        const topicName = name('changed');
+        const topic = await log.createTopic(topicName, 1);
+        assert.deepEqual(topic.configs, { retentionMs: -1, retentionBytes: -1 });
+        const old = Date.now() - 10 * HOUR;
+        for (let i = 0; i < 3; i++) await log.append(topic, [record(0, { i }, { timestamp: old })]);
+        assert.deepEqual(await removedFrom(topicName, Date.now()), []);
+        const updated = await log.updateTopic(topicName, { retentionMs: HOUR, retentionBytes: -1 });
+        assert.deepEqual(updated.configs, { retentionMs: HOUR, retentionBytes: -1 });
+        assert.equal(updated.id, topic.id);
+        assert.deepEqual(log.topic(topicName)!.configs, updated.configs);
+        const removed = await removedFrom(topicName, Date.now());
+        assert.deepEqual(
+          removed.map((r) => [r.records, r.beginning]),
+          [[2, 2]],
+        );
+        // The topic object from before the change still reads.
+        assert.equal((await log.read(topic, 0, 2, ALL)).length, 1);
+        await assert.rejects(
+          log.updateTopic(name('missing'), { retentionMs: 1, retentionBytes: 1 }),
+          isStreamsError(404, 40401),
+        );
+      });
+
+      it('deleteTopic removes the topic and its records; created again it starts at offset 0', async () => {
+        const topicName = name('removed');
+        const topic = await log.createTopic(topicName, 2);
+        await log.append(topic, [record(0, { n: 0 }), record(0, { n: 1 }), record(1, { n: 2 })]);
+        await log.deleteTopic(topicName);
+        assert.equal(log.topic(topicName), undefined);
+        assert.ok(!log.topics().some((t) => t.name === topicName));
+        await assert.rejects(log.read(topic, 0, 0, ALL), isStreamsError(404, 40401));
+        await assert.rejects(log.append(topic, [record(0, { n: 3 })]), isStreamsError(404, 40401));
+        await assert.rejects(log.endOffset(topic, 0), isStreamsError(404, 40401));
+        await assert.rejects(log.deleteTopic(topicName), isStreamsError(404, 40401));
+        const again = await log.createTopic(topicName, 1);
+        assert.notEqual(again.id, topic.id);
+        assert.equal(await log.beginningOffset(again, 0), 0);
+        assert.equal(await log.endOffset(again, 0), 0);
+        assert.deepEqual(await log.append(again, [record(0, { n: 4 })]), [0]);
+        assert.deepEqual(
+          (await log.read(again, 0, 0, ALL)).map((r) => valueOf(r).n),
+          [4],
+        );
+        // After a restart the removed topic stays removed and the new one keeps its records.
+        await log.close();
+        log = await fixture.open();
+        const reopened = log.topic(topicName)!;
+        assert.equal(reopened.id, again.id);
+        assert.deepEqual(
+          (await log.read(reopened, 0, 0, ALL)).map((r) => valueOf(r).n),
+          [4],
+        );
+        const third = await log.createTopic(name('after-removal'), 1);
+        assert.ok(third.id > again.id, 'ids of removed topics are not given again');
+      });
+    });
+
     describe('several nodes on one log', () => {
       let peer: TopicLog | undefined;
       before(async () => {
@@ -326,6 +471,34 @@ export function runTopicLogContract(backend: string, makeFixture: () => Promise<
           for (const r of stored) assert.equal(r.value.toString('utf8'), sent.get(r.offset));
         }
         assert.equal(await peer.endOffset(peerTopic, 0), 250);
+      });
+
+      it('config changes, trims and removals made on one node are seen on the other', async (t) => {
+        if (!peer) return t.skip(`${backend} is one node's log`);
+        const topicName = name('shared-admin');
+        const topic = await log.createTopic(topicName, 1);
+        await waitUntil('the topic on the peer', () => peer!.topic(topicName));
+        const old = Date.now() - 10 * 3600_000;
+        for (let i = 0; i < 3; i++) await log.append(topic, [record(0, { i }, { timestamp: old })]);
+        await log.updateTopic(topicName, { retentionMs: 3600_000, retentionBytes: -1 });
+        const changed = await waitUntil(
+          'the new configs on the peer',
+          () => peer!.topic(topicName)?.configs.retentionMs === 3600_000 && peer!.topic(topicName),
+        );
+        // The peer's pass trims what the first node wrote; the first node sees the new beginning.
+        const removed = (await peer.enforceRetention(Date.now())).filter((r) => r.topic === topicName);
+        assert.deepEqual(
+          removed.map((r) => r.beginning),
+          [2],
+        );
+        assert.equal(await log.beginningOffset(topic, 0), 2);
+        await assert.rejects(log.read(topic, 0, 0, ALL), isStreamsError(416, 416));
+        await log.deleteTopic(topicName);
+        await waitUntil('the removal on the peer', () => peer!.topic(topicName) === undefined);
+        await assert.rejects(peer.read(changed, 0, 2, ALL), isStreamsError(404, 40401));
+        const again = await peer.createTopic(topicName, 1);
+        await waitUntil('the new topic on the first node', () => log.topic(topicName)?.id === again.id);
+        assert.equal(await log.endOffset(log.topic(topicName)!, 0), 0);
       });
 
       it("onAppend fires for the other node's appends", async (t) => {

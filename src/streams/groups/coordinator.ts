@@ -349,6 +349,67 @@ export class ConsumerGroups {
     this.rebalance(instance.group, true);
   }
 
+  /**
+   * The topic was removed: every group forgets its committed offsets, this node's instances
+   * their positions (nothing is committed for it) and manual assignments of it. Subscriptions
+   * keep the name, so their fetches answer 404 until the topic exists again or they resubscribe.
+   */
+  forgetTopic(name: string): void {
+    this.store.forgetTopic(name);
+    for (const [group, members] of this.groups) {
+      let touched = false;
+      for (const instance of members.values())
+        touched = this.dropTopic(instance, (t) => t === name) || touched;
+      if (touched) this.rebalance(group, true);
+    }
+  }
+
+  /** Drops the instance's positions (and manual partitions) of the topics `gone` picks. */
+  private dropTopic(instance: ConsumerInstance, gone: (topic: string) => boolean): boolean {
+    let changed = false;
+    for (const key of [...instance.positions.keys()]) {
+      if (gone(splitKey(key)[0])) changed = instance.positions.delete(key) || changed;
+    }
+    const manual = instance.manual.filter((tp) => !gone(tp.topic));
+    if (manual.length !== instance.manual.length) {
+      instance.manual = manual;
+      changed = true;
+    }
+    const assigned = instance.assigned.filter((a) => !gone(a.topic.name));
+    if (assigned.length !== instance.assigned.length) {
+      instance.assigned = assigned;
+      instance.assignedKeys = new Set(assigned.map((a) => a.key));
+      changed = true;
+    }
+    if (changed) this.save(instance);
+    return changed;
+  }
+
+  /**
+   * Topics removed (or removed and created again) through another node: positions in them mean
+   * nothing now. A subscribed topic that does not exist is 404 / 40401.
+   */
+  private checkTopics(instance: ConsumerInstance): void {
+    const stale = (name: string, id: number): boolean => this.log.topic(name)?.id !== id;
+    const staleNames = new Set(
+      instance.assigned.filter((a) => stale(a.topic.name, a.topic.id)).map((a) => a.topic.name),
+    );
+    if (staleNames.size > 0) {
+      for (const member of this.groups.get(instance.group)?.values() ?? [])
+        this.dropTopic(member, (t) => staleNames.has(t));
+      this.rebalance(instance.group, true);
+    }
+    for (const name of [...instance.topics, ...instance.manual.map((tp) => tp.topic)]) {
+      if (!this.log.topic(name)) {
+        throw new StreamsError(
+          404,
+          ErrorCodes.topicNotFound,
+          `topic '${name}' not found: it was deleted (this consumer instance still subscribes to it; subscribe again without it, or create it again)`,
+        );
+      }
+    }
+  }
+
   async fetch(instance: ConsumerInstance, options: FetchOptions): Promise<ConsumedRecord[]> {
     const deadline = this.now() + options.timeoutMs;
     this.checkReadable(instance, options);
@@ -364,6 +425,7 @@ export class ConsumerGroups {
       this.checkReadable(instance, options);
       if (options.commitDelivered ?? instance.config.autoCommit) this.commitPositions(instance);
       for (;;) {
+        this.checkTopics(instance);
         await this.settled(instance.group);
         await this.fillMissing(instance);
         this.requirePositions(instance);
@@ -582,9 +644,11 @@ export class ConsumerGroups {
       for (const tp of plan.get(member.id) ?? []) {
         // Not readable until the previous holder has let go (it commits first) or left. A manual
         // assignment is outside the group's balancing (as Kafka's assign()), so it holds nothing.
+        const topic = this.log.topic(tp.topic);
+        // A manually assigned topic may have been removed.
+        if (!topic) continue;
         if (member.manual.length === 0 && !this.store.claim(group, tp.topic, tp.partition, member.id))
           continue;
-        const topic = this.log.topic(tp.topic)!;
         const key = positionKey(tp.topic, tp.partition);
         assigned.push({ topic, partition: tp.partition, key });
         if (member.positions.has(key)) continue;
@@ -664,13 +728,25 @@ export class ConsumerGroups {
     // Start at a rotating partition so a busy partition cannot starve the others.
     for (let i = 0; i < owned.length; i++) {
       const a = owned[(instance.cursor + i) % owned.length]!;
-      const position = instance.positions.get(a.key);
+      let position = instance.positions.get(a.key);
       if (position === undefined) continue;
-      const records = await this.log.read(a.topic, a.partition, position, {
+      const limits = {
         maxRecords: options.maxRecords - out.length,
         maxBytes: options.maxBytes - bytes,
         atLeastOne: out.length === 0,
-      });
+      };
+      let records: StoredRecord[];
+      try {
+        records = await this.log.read(a.topic, a.partition, position, limits);
+      } catch (error) {
+        if (!(error instanceof StreamsError) || error.status !== 416) throw error;
+        // Retention removed the records at the position: auto.offset.reset decides, as in Kafka.
+        const reset = await this.outOfRange(instance, a, error);
+        if (!instance.assignedKeys.has(a.key) || instance.positions.get(a.key) !== position) continue;
+        instance.positions.set(a.key, reset);
+        position = reset;
+        records = await this.log.read(a.topic, a.partition, position, limits);
+      }
       if (records.length === 0) continue;
       // The partition may have moved to another instance (or been sought) during the read.
       if (!instance.assignedKeys.has(a.key) || instance.positions.get(a.key) !== position) continue;
@@ -683,6 +759,22 @@ export class ConsumerGroups {
     }
     if (owned.length > 0) instance.cursor = (instance.cursor + 1) % owned.length;
     return out;
+  }
+
+  /** Where a position below the beginning goes: earliest → beginning, latest → end, none → 416. */
+  private async outOfRange(instance: ConsumerInstance, a: Assigned, error: StreamsError): Promise<number> {
+    switch (instance.config.offsetReset) {
+      case 'earliest':
+        return this.log.beginningOffset(a.topic, a.partition);
+      case 'latest':
+        return this.log.endOffset(a.topic, a.partition);
+      case 'none':
+        throw new StreamsError(
+          416,
+          416,
+          `${error.message}; auto.offset.reset is none, so the position stays: move it with POST .../positions, /positions/beginning or /positions/end`,
+        );
+    }
   }
 
   private waitForData(

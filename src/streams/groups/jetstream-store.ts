@@ -171,6 +171,16 @@ export class JetStreamGroupStore implements GroupStore {
     this.write(this.kv.put(key, text));
   }
 
+  forgetTopic(topic: string): void {
+    for (const key of [...this.offsets.keys()]) {
+      const parsed = parseKey(key);
+      if (parsed?.kind !== 'offset' || parsed.topic !== topic) continue;
+      this.offsets.delete(key);
+      this.written.delete(key);
+      this.write(this.kv.delete(key));
+    }
+  }
+
   // --- instances and members ---------------------------------------------------------------
 
   loadInstances(): InstanceRecord[] {

@@ -41,6 +41,15 @@ export class LmdbGroupStore implements GroupStore {
     this.track(this.offsetsDb.put([group, topic, partition], offset));
   }
 
+  forgetTopic(topic: string): void {
+    for (const key of [...this.committed.keys()]) {
+      const [group, name, partition] = key.split('\u0000') as [string, string, string];
+      if (name !== topic) continue;
+      this.committed.delete(key);
+      this.track(this.offsetsDb.remove([group, name, Number(partition)]));
+    }
+  }
+
   loadInstances(): InstanceRecord[] {
     const out: InstanceRecord[] = [];
     for (const { value } of this.instancesDb.getRange()) out.push(value);

@@ -61,6 +61,8 @@ export interface GroupStore {
   /** The group's next offset to read, undefined when none is committed. */
   committedOffset(group: string, topic: string, partition: number): number | undefined;
   commit(group: string, topic: string, partition: number, offset: number): void;
+  /** Forgets every group's committed offsets for the topic (it was removed). */
+  forgetTopic(topic: string): void;
 
   /** This node's instances, as last saved (to resume them after a restart). */
   loadInstances(): InstanceRecord[];

@@ -19,6 +19,7 @@ import { registerOffsetRoutes } from './offsets.js';
 import { pushHandlers } from './push.js';
 import { registerGroupViews } from './groups-view.js';
 import { renderRecords } from './render.js';
+import { applyConfigs, parseConfigs, renderConfigs } from './topic-configs.js';
 import {
   checkName,
   parseConsumerConfig,
@@ -55,11 +56,16 @@ export function buildRouter(deps: StreamsDeps): Router {
   // --- topics -------------------------------------------------------------------------------
   const createTopic = handler(async (req, res) => {
     const body = await req.json(BODY_TYPES);
-    const { name, partitions } = parseTopicCreation(body, settings.defaultPartitions, settings.maxPartitions);
+    const { name, partitions, configs } = parseTopicCreation(
+      body,
+      settings.defaultPartitions,
+      settings.maxPartitions,
+    );
     if (log.topics().length >= settings.maxTopics) {
       throw unprocessable(`the service already holds ${settings.maxTopics} topics (STREAMS_MAX_TOPICS)`);
     }
-    await log.createTopic(name, partitions);
+    const defaults = settings.defaultRetention;
+    await log.createTopic(name, partitions, applyConfigs(defaults, configs, defaults));
     sendJson(res, PLAIN_JSON, {
       message: `topic '${name}' created with ${partitions} partition${partitions === 1 ? '' : 's'}`,
     });
@@ -98,6 +104,49 @@ export function buildRouter(deps: StreamsDeps): Router {
   router.get('/streams/topics/:topic', describeTopic(''), READ);
   // A topic literally named "topic" shares its path with the creation endpoint.
   router.get('/streams/topics/topic', describeTopic('topic'), READ);
+
+  // Topic admin (extensions), with the scope that creates topics.
+  router.patch(
+    '/streams/topics/:topic',
+    handler(async (req, res) => {
+      const name = req.params.topic ?? '';
+      const body = await req.json(BODY_TYPES);
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw new StreamsError(
+          400,
+          ErrorCodes.topicInvalid,
+          'body must be a JSON object like {"configs":[…]}',
+        );
+      const extra = Object.keys(body).filter((k) => k !== 'configs');
+      if (extra.length > 0)
+        throw new StreamsError(
+          400,
+          ErrorCodes.topicInvalid,
+          `unknown field '${extra[0]}'; accepted: configs`,
+        );
+      const changes = parseConfigs((body as { configs?: unknown }).configs ?? null, true);
+      const topic = log.topic(name);
+      if (!topic) throw topicNotFound(name);
+      const updated = await log.updateTopic(
+        name,
+        applyConfigs(topic.configs, changes, settings.defaultRetention),
+      );
+      sendJson(res, negotiate(req.headers.accept, false), await describe(log, updated));
+    }),
+    WRITE,
+  );
+  router.delete(
+    '/streams/topics/:topic',
+    handler(async (req, res) => {
+      const name = req.params.topic ?? '';
+      if (!log.topic(name)) throw topicNotFound(name);
+      await log.deleteTopic(name);
+      groups.forgetTopic(name);
+      await groups.flush();
+      res.send(undefined, 204);
+    }),
+    WRITE,
+  );
 
   // Direct, stateless read of one partition (Confluent v2's and Redpanda's partition fetch):
   // no group, no position, nothing committed. Useful for inspection and replays.
@@ -297,6 +346,7 @@ async function describe(log: TopicLog, topic: TopicInfo): Promise<unknown> {
     name: topic.name,
     partitions_count: topic.partitions,
     created_at: new Date(topic.createdAt).toISOString(),
+    configs: renderConfigs(topic.configs),
     partitions,
   };
 }

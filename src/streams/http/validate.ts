@@ -6,6 +6,7 @@ import type { InstanceConfig, OffsetReset } from '../groups/store.js';
 import type { OffsetEntry } from '../groups/coordinator.js';
 import type { TopicPartition } from '../groups/assignment.js';
 import type { RecordHeader, TopicInfo } from '../log/types.js';
+import { parseConfigs, type ConfigChanges } from './topic-configs.js';
 
 /** Kafka's topic name rule; we apply it to group names as well (they become path segments). */
 const NAME = /^[A-Za-z0-9._-]{1,249}$/;
@@ -32,7 +33,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export interface TopicCreation {
   readonly name: string;
   readonly partitions: number;
+  /** Configs given at creation (the rest take the service's defaults). */
+  readonly configs: ConfigChanges;
 }
+
+const CREATION_FIELDS = new Set(['topic_name', 'partitions', 'partitions_count', 'configs']);
 
 export function parseTopicCreation(
   body: unknown,
@@ -42,19 +47,20 @@ export function parseTopicCreation(
   const bad = (message: string): StreamsError => new StreamsError(400, ErrorCodes.topicInvalid, message);
   if (!isObject(body)) throw bad('body must be a JSON object like {"topic_name":"orders","partitions":3}');
   for (const field of Object.keys(body)) {
-    if (field !== 'topic_name' && field !== 'partitions' && field !== 'partitions_count')
-      throw bad(`unknown field '${field}'; accepted: topic_name, partitions`);
+    if (!CREATION_FIELDS.has(field))
+      throw bad(`unknown field '${field}'; accepted: topic_name, partitions, configs`);
   }
   if (body.topic_name === undefined) throw bad('topic_name is required');
   const name = checkName('topic', body.topic_name, ErrorCodes.topicInvalid);
+  const configs = body.configs === undefined ? {} : parseConfigs(body.configs, false);
   const raw = body.partitions ?? body.partitions_count;
-  if (raw === undefined) return { name, partitions: defaultPartitions };
+  if (raw === undefined) return { name, partitions: defaultPartitions, configs };
   if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < 1 || raw > maxPartitions) {
     throw bad(
       `partitions must be an integer from 1 to ${maxPartitions} (STREAMS_MAX_PARTITIONS), got ${JSON.stringify(raw)}`,
     );
   }
-  return { name, partitions: raw };
+  return { name, partitions: raw, configs };
 }
 
 export interface ProduceRecord {

@@ -189,5 +189,16 @@ export function mergeBatches(batches: readonly Uint8Array[]): Buffer {
   return out;
 }
 
+/** The newest timestamp among a batch's records (producers may stamp records out of order). */
+export function newestTimestamp(batch: Uint8Array): number {
+  let newest = -Infinity;
+  // A record starts with its version byte, then the f64 timestamp.
+  visitBatch(batch, 0, (_, record) => {
+    newest = Math.max(newest, record.readDoubleLE(1));
+    return true;
+  });
+  return newest;
+}
+
 /** Bytes a batch adds to its records' own encodings. */
 export const BATCH_OVERHEAD = BATCH_HEADER;

@@ -63,6 +63,21 @@ interface Located extends CachedBatch {
   readonly seq: number;
 }
 
+/** A read below the partition's beginning (retention removed it); jetstream.ts names the topic. */
+export class BelowBeginning extends Error {
+  constructor(readonly beginning: number) {
+    super(`offset below the beginning ${beginning}`);
+  }
+}
+
+/** The stream's state as JetStream reports it. */
+export interface StreamState {
+  readonly firstSeq: number;
+  readonly lastSeq: number;
+  readonly messages: number;
+  readonly bytes: number;
+}
+
 export function unavailable(error: unknown): StreamsError {
   if (error instanceof StreamsError) return error;
   return new StreamsError(
@@ -84,6 +99,9 @@ export class PartitionLog {
   private readonly queue: Pending[] = [];
   private busy = false;
   private readonly hints = new Map<number, number>();
+  /** The first offset kept and its sequence, as last seen (retention moves them). */
+  private beginning = 0;
+  private firstSeq = 1;
 
   constructor(
     readonly partition: number,
@@ -300,7 +318,45 @@ export class PartitionLog {
     return end;
   }
 
+  async streamState(): Promise<StreamState> {
+    const { state } = await this.deps.jsm.streams.info(this.stream);
+    return {
+      firstSeq: state.first_seq,
+      lastSeq: state.last_seq,
+      messages: state.messages,
+      bytes: state.bytes,
+    };
+  }
+
+  /** The first offset kept: the first message's base (0 while nothing was written). */
+  async beginningOffset(): Promise<number> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const state = await this.streamState();
+      if (state.messages === 0) return this.beginning;
+      // Removed meanwhile by another node's retention pass: look again.
+      const first = await this.batchAt(state.firstSeq);
+      if (first) return this.moveBeginning(first.base, state.firstSeq);
+    }
+    throw new Error(`the first message of ${this.stream} keeps moving`);
+  }
+
+  /** Retention removed the messages before `seq`, whose batch starts at `base`. */
+  moveBeginning(base: number, seq: number): number {
+    if (base > this.beginning) {
+      this.beginning = base;
+      this.firstSeq = seq;
+      for (const [offset, hinted] of this.hints) if (hinted < seq) this.hints.delete(offset);
+    }
+    return this.beginning;
+  }
+
+  /** The batch stored in message `seq` (null when there is none, e.g. removed). */
+  message(seq: number): Promise<Located | null> {
+    return this.batchAt(seq);
+  }
+
   async read(offset: number, limits: ReadLimits): Promise<StoredRecord[]> {
+    if (offset < this.beginning) throw new BelowBeginning(this.beginning);
     if (limits.maxRecords <= 0) return [];
     const start = await this.locate(offset);
     if (start === undefined) return [];
@@ -317,6 +373,9 @@ export class PartitionLog {
       let ended = false;
       for (const batch of batches) {
         if (!batch) {
+          // Nothing read yet and the message is gone: retention removed it since it was located.
+          if (expected === undefined && offset < (await this.beginningOffset()))
+            throw new BelowBeginning(this.beginning);
           ended = true;
           break;
         }
@@ -371,17 +430,30 @@ export class PartitionLog {
       return offset === end ? last.seq + 1 : undefined;
     }
     if (offset >= last.base) return last.seq;
-    // The last message whose first offset is at or below `offset`.
-    let lo = 1;
-    let hi = last.seq - 1;
-    while (lo < hi) {
-      const mid = Math.ceil((lo + hi) / 2);
-      const batch = await this.batchAt(mid);
-      if (!batch) throw new Error(`message ${mid} of ${this.stream} is missing`);
-      if (batch.base <= offset) lo = mid;
-      else hi = mid - 1;
+    for (let attempt = 0; ; attempt++) {
+      // The last message whose first offset is at or below `offset`, from the first one kept.
+      let lo = this.firstSeq;
+      let hi = last.seq - 1;
+      let missing = false;
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        const batch = await this.batchAt(mid);
+        if (!batch) {
+          missing = true;
+          break;
+        }
+        if (batch.base <= offset) lo = mid;
+        else hi = mid - 1;
+      }
+      if (!missing) {
+        if (lo !== this.firstSeq) return lo;
+        const first = await this.batchAt(lo);
+        if (first && first.base <= offset) return lo;
+      }
+      // Retention removed messages at the front: find the new first one.
+      if (attempt >= 2) throw new Error(`message ${lo} of ${this.stream} is missing`);
+      if (offset < (await this.beginningOffset())) throw new BelowBeginning(this.beginning);
     }
-    return lo;
   }
 
   private hint(offset: number, seq: number): void {

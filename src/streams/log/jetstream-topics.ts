@@ -1,5 +1,6 @@
 // The topics of the JetStream backend: one key-value bucket shared by every node, holding each
-// topic's name, id, partition count and creation time, plus the counter topic ids are taken from.
+// topic's name, id, partition count, creation time and configs, plus the counter topic ids are
+// taken from. A config change rewrites the topic's entry; a removal deletes it.
 // Every node keeps a local copy, loaded at start and kept current by a watch on the bucket
 // (BucketFollower, which restarts a stalled watch), so topic lookups stay synchronous (the
 // TopicLog port answers them from memory).
@@ -7,7 +8,7 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { BucketFollower, onReconnect } from '../nats/bucket-follower.js';
-import type { TopicInfo } from './types.js';
+import { KEEP_EVERYTHING, type TopicInfo } from './types.js';
 
 const NEXT_ID = 'next-id';
 /** How often the topics watch's progress is checked, and how long it may lag (BucketFollower). */
@@ -41,8 +42,9 @@ export class TopicRegistry {
     // complete once it delivered the bucket's last revision at the start.
     const follower = new BucketFollower(kv, {
       apply: (entry) => {
-        if (entry.operation === 'PUT' && entry.key.startsWith('t.'))
-          registry.remember(entry.json<TopicInfo>());
+        if (!entry.key.startsWith('t.')) return;
+        if (entry.operation === 'PUT') registry.remember(entry.json<TopicInfo>());
+        else registry.forget(nameOfKey(entry.key));
       },
       delivered: () => registry.wake(),
       replayed: (keys) => void registry.restoreLost(keys),
@@ -104,6 +106,18 @@ export class TopicRegistry {
     return true;
   }
 
+  /** Rewrites the topic's entry (its configs changed). */
+  async update(info: TopicInfo): Promise<void> {
+    await this.kv.put(topicKey(info.name), JSON.stringify(info));
+    this.remember(info);
+  }
+
+  /** Deletes the topic's entry; every node forgets the topic when its watch delivers that. */
+  async remove(name: string): Promise<void> {
+    await this.kv.delete(topicKey(name));
+    this.forget(name);
+  }
+
   close(): void {
     void this.follower?.stop();
     for (const w of this.waiting.splice(0)) w.resolve();
@@ -157,17 +171,34 @@ export class TopicRegistry {
   }
 
   private remember(value: TopicInfo): TopicInfo {
+    const configs = Object.freeze({ ...(value.configs ?? KEEP_EVERYTHING) });
     const existing = this.byName.get(value.name);
-    if (existing) return existing;
+    if (
+      existing &&
+      existing.id === value.id &&
+      existing.configs.retentionMs === configs.retentionMs &&
+      existing.configs.retentionBytes === configs.retentionBytes
+    )
+      return existing;
+    // New configs, or a topic removed and created again (a new id).
+    if (existing && existing.id !== value.id) this.byId.delete(existing.id);
     const info: TopicInfo = Object.freeze({
       name: value.name,
       id: value.id,
       partitions: value.partitions,
       createdAt: value.createdAt,
+      configs,
     });
     this.byName.set(info.name, info);
     this.byId.set(info.id, info);
     return info;
+  }
+
+  private forget(name: string): void {
+    const existing = this.byName.get(name);
+    if (!existing) return;
+    this.byName.delete(name);
+    this.byId.delete(existing.id);
   }
 }
 
@@ -176,4 +207,8 @@ function isConflict(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   // 10071: wrong last sequence (the JetStream API's answer to a failed expectation).
   return code === 10071 || /wrong last sequence|key exists/i.test((error as Error).message ?? '');
+}
+
+function nameOfKey(key: string): string {
+  return Buffer.from(key.slice(2), 'base64url').toString('utf8');
 }

@@ -17,14 +17,25 @@ import {
   type JetStreamManager,
 } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { ErrorCodes, StreamsError } from '../errors.js';
+import { ErrorCodes, StreamsError, offsetOutOfRange, topicNotFound } from '../errors.js';
 import { connectNats } from '../nats/connection.js';
 import type { NatsSettings } from '../settings.js';
 import { encodeBatch } from './codec.js';
 import { BatchCache } from './jetstream-cache.js';
-import { PartitionLog, unavailable, type PartitionDeps } from './jetstream-partition.js';
+import { BelowBeginning, PartitionLog, unavailable, type PartitionDeps } from './jetstream-partition.js';
+import { trimPartition } from './jetstream-retention.js';
 import { TopicRegistry } from './jetstream-topics.js';
-import type { AppendListener, AppendRecord, ReadLimits, StoredRecord, TopicInfo, TopicLog } from './types.js';
+import {
+  KEEP_EVERYTHING,
+  type AppendListener,
+  type AppendRecord,
+  type ReadLimits,
+  type RetentionRemoval,
+  type StoredRecord,
+  type TopicConfigs,
+  type TopicInfo,
+  type TopicLog,
+} from './types.js';
 
 /** Room left in a message for the headers next to the batch. */
 const HEADER_ROOM = 1024;
@@ -163,7 +174,11 @@ export class JetStreamTopicLog implements TopicLog {
     return `${this.settings.prefix}.log.${id}.${partition}`;
   }
 
-  async createTopic(name: string, partitions: number): Promise<TopicInfo> {
+  async createTopic(
+    name: string,
+    partitions: number,
+    configs: TopicConfigs = KEEP_EVERYTHING,
+  ): Promise<TopicInfo> {
     if (this.registry.get(name) || this.creating.has(name)) throw exists(name);
     this.creating.add(name);
     try {
@@ -179,7 +194,7 @@ export class JetStreamTopicLog implements TopicLog {
           discard: DiscardPolicy.Old,
         }),
       );
-      const info: TopicInfo = { name, id, partitions, createdAt: Date.now() };
+      const info: TopicInfo = { name, id, partitions, createdAt: Date.now(), configs: { ...configs } };
       if (!(await this.registry.createIfAbsent(info))) {
         // Another node created the name meanwhile: its streams stay, ours go.
         await inBatches(streams, STREAM_CONCURRENCY, (p) =>
@@ -201,6 +216,54 @@ export class JetStreamTopicLog implements TopicLog {
 
   topics(): readonly TopicInfo[] {
     return this.registry.all().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async updateTopic(name: string, configs: TopicConfigs): Promise<TopicInfo> {
+    const current = this.registry.get(name);
+    if (!current) throw topicNotFound(name);
+    try {
+      await this.registry.update({ ...current, configs: { ...configs } });
+    } catch (error) {
+      throw unavailable(error);
+    }
+    return this.registry.get(name) ?? current;
+  }
+
+  async deleteTopic(name: string): Promise<void> {
+    const info = this.registry.get(name);
+    if (!info) throw topicNotFound(name);
+    try {
+      // Gone from the bucket first, so no node serves it while its streams go.
+      await this.registry.remove(name);
+      this.partitions.delete(info.id);
+      await inBatches(
+        Array.from({ length: info.partitions }, (_, p) => p),
+        STREAM_CONCURRENCY,
+        (p) => this.jsm.streams.delete(this.streamName(info.id, p)).catch(() => false),
+      );
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  async enforceRetention(now: number): Promise<RetentionRemoval[]> {
+    const out: RetentionRemoval[] = [];
+    for (const topic of this.registry.all()) {
+      if (topic.configs.retentionMs < 0 && topic.configs.retentionBytes < 0) continue;
+      const states = this.partitionsOf(topic);
+      for (const state of states) {
+        if (this.closed || this.registry.get(topic.name)?.id !== topic.id) break;
+        try {
+          const trimmed = await trimPartition(state, this.jsm, topic.configs, now);
+          if (trimmed.records > 0) out.push({ topic: topic.name, partition: state.partition, ...trimmed });
+        } catch (error) {
+          // Removed meanwhile (its streams are gone): nothing to trim.
+          if (this.registry.get(topic.name)?.id !== topic.id) break;
+          throw unavailable(error);
+        }
+      }
+    }
+    return out;
   }
 
   async append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]> {
@@ -265,15 +328,20 @@ export class JetStreamTopicLog implements TopicLog {
     try {
       return await state.read(offset, limits);
     } catch (error) {
-      throw unavailable(error);
+      if (error instanceof BelowBeginning)
+        throw offsetOutOfRange(topic.name, partition, offset, error.beginning);
+      throw this.failure(topic, error);
     }
   }
 
-  /** The log keeps everything (no retention yet), so every partition starts at 0. */
   async beginningOffset(topic: TopicInfo, partition: number): Promise<number> {
-    void partition;
-    this.partitionsOf(topic);
-    return 0;
+    const state = this.partitionsOf(topic)[partition];
+    if (!state) return 0;
+    try {
+      return await state.beginningOffset();
+    } catch (error) {
+      throw this.failure(topic, error);
+    }
   }
 
   async endOffset(topic: TopicInfo, partition: number): Promise<number> {
@@ -282,7 +350,7 @@ export class JetStreamTopicLog implements TopicLog {
     try {
       return await state.endOffset();
     } catch (error) {
-      throw unavailable(error);
+      throw this.failure(topic, error);
     }
   }
 
@@ -305,10 +373,20 @@ export class JetStreamTopicLog implements TopicLog {
     for (const listener of this.listeners) listener(topic, partition, end);
   }
 
+  /** A topic removed meanwhile is 404; anything else is JetStream being unavailable. */
+  private failure(topic: TopicInfo, error: unknown): StreamsError {
+    if (this.registry.byIdentifier(topic.id) === undefined) return topicNotFound(topic.name);
+    return unavailable(error);
+  }
+
   private partitionsOf(topic: TopicInfo): PartitionLog[] {
+    if (this.registry.byIdentifier(topic.id) === undefined) {
+      // Removed (maybe created again under a new id).
+      this.partitions.delete(topic.id);
+      throw topicNotFound(topic.name);
+    }
     let states = this.partitions.get(topic.id);
     if (states) return states;
-    if (this.registry.byIdentifier(topic.id) === undefined) throw new Error(`unknown topic id ${topic.id}`);
     states = [];
     for (let p = 0; p < topic.partitions; p++) {
       const partition = p;

@@ -6,7 +6,7 @@
 // so consumers never see a record that a crash could take back.
 
 import type { Database, RootDatabase } from 'lmdb';
-import { StreamsError, ErrorCodes } from '../errors.js';
+import { StreamsError, ErrorCodes, offsetOutOfRange, topicNotFound } from '../errors.js';
 import {
   batchCount,
   decodeRecord,
@@ -17,7 +17,18 @@ import {
   recordKey,
   visitBatch,
 } from './codec.js';
-import type { AppendListener, AppendRecord, ReadLimits, StoredRecord, TopicInfo, TopicLog } from './types.js';
+import { LmdbRetention } from './lmdb-retention-store.js';
+import {
+  KEEP_EVERYTHING,
+  type AppendListener,
+  type AppendRecord,
+  type ReadLimits,
+  type RetentionRemoval,
+  type StoredRecord,
+  type TopicConfigs,
+  type TopicInfo,
+  type TopicLog,
+} from './types.js';
 
 interface PartitionState {
   /** Next offset to hand out. */
@@ -36,6 +47,8 @@ interface StoredTopic {
   id: number;
   partitions: number;
   createdAt: number;
+  /** Absent in topics stored before retention existed: they keep everything. */
+  configs?: TopicConfigs;
 }
 
 type Flushable = Promise<unknown> & { flushed?: Promise<unknown> };
@@ -48,6 +61,9 @@ export class LmdbTopicLog implements TopicLog {
   private readonly listeners = new Set<AppendListener>();
   private nextTopicId = 1;
   private creating = new Set<string>();
+  private readonly retention: LmdbRetention;
+  /** Partitions a retention pass is trimming (one pass at a time per partition). */
+  private readonly trimming = new Set<PartitionState>();
 
   constructor(root: RootDatabase) {
     this.records = root.openDB<Buffer, Buffer>({
@@ -56,27 +72,39 @@ export class LmdbTopicLog implements TopicLog {
       encoding: 'binary',
     });
     this.topicDb = root.openDB<StoredTopic, string>({ name: 'topics', keyEncoding: 'ordered-binary' });
+    this.retention = new LmdbRetention(root, this.records);
     this.recover();
   }
 
   /** Rebuilds the in-memory partition ends from the stored log (the last key of each partition). */
   private recover(): void {
+    this.nextTopicId = Math.max(this.nextTopicId, this.retention.nextTopicId());
     for (const { value } of this.topicDb.getRange()) {
-      const info: TopicInfo = Object.freeze({ ...value });
+      const info: TopicInfo = Object.freeze({
+        ...value,
+        configs: Object.freeze(value.configs ?? KEEP_EVERYTHING),
+      });
       this.byName.set(info.name, info);
       this.nextTopicId = Math.max(this.nextTopicId, info.id + 1);
       const states: PartitionState[] = [];
       for (let p = 0; p < info.partitions; p++) {
-        const next = this.lastOffset(info.id, p) + 1;
+        // Retention may have removed every batch: the stored start keeps offsets going on.
+        const start = this.retention.storedStart(info.id, p);
+        const next = Math.max(this.lastOffset(info.id, p) + 1, start);
         states.push({
           next,
           end: next,
-          beginning: this.firstOffset(info.id, p, next),
+          beginning: Math.max(this.firstOffset(info.id, p, next), start),
           pending: 0,
           resync: false,
         });
       }
       this.partitions.set(info.id, states);
+    }
+    // Removals a stop cut short.
+    for (const [id, partitions] of this.retention.unfinishedRemovals()) {
+      this.nextTopicId = Math.max(this.nextTopicId, id + 1);
+      void this.retention.removeInBackground(id, partitions, async () => undefined).catch(() => undefined);
     }
   }
 
@@ -116,7 +144,11 @@ export class LmdbTopicLog implements TopicLog {
     return recordKey(topicId, partition, offset);
   }
 
-  async createTopic(name: string, partitions: number): Promise<TopicInfo> {
+  async createTopic(
+    name: string,
+    partitions: number,
+    configs: TopicConfigs = KEEP_EVERYTHING,
+  ): Promise<TopicInfo> {
     if (this.byName.has(name) || this.creating.has(name)) {
       throw new StreamsError(400, ErrorCodes.topicInvalid, `topic '${name}' already exists`);
     }
@@ -125,10 +157,11 @@ export class LmdbTopicLog implements TopicLog {
       id: this.nextTopicId++,
       partitions,
       createdAt: Date.now(),
+      configs: Object.freeze({ ...configs }),
     });
     this.creating.add(name);
     try {
-      await durable(this.topicDb.put(name, { ...info }));
+      await durable(this.topicDb.put(name, { ...info, configs: { ...info.configs } }));
     } finally {
       this.creating.delete(name);
     }
@@ -142,6 +175,65 @@ export class LmdbTopicLog implements TopicLog {
 
   topic(name: string): TopicInfo | undefined {
     return this.byName.get(name);
+  }
+
+  async updateTopic(name: string, configs: TopicConfigs): Promise<TopicInfo> {
+    const current = this.byName.get(name);
+    if (!current) throw topicNotFound(name);
+    const info: TopicInfo = Object.freeze({ ...current, configs: Object.freeze({ ...configs }) });
+    await durable(this.topicDb.put(name, { ...info, configs: { ...info.configs } }));
+    // Unless the topic was removed (or removed and created again) meanwhile.
+    if (this.byName.get(name) === current) this.byName.set(name, info);
+    return this.byName.get(name) ?? info;
+  }
+
+  async deleteTopic(name: string): Promise<void> {
+    const info = this.byName.get(name);
+    if (!info) throw topicNotFound(name);
+    // Gone for every caller at once; its keys are deleted in the background, in steps.
+    this.byName.delete(name);
+    const states = this.partitions.get(info.id) ?? [];
+    this.partitions.delete(info.id);
+    try {
+      await this.retention.markRemoved(info.id, info.partitions, this.nextTopicId, () => {
+        this.topicDb.removeSync(name);
+      });
+    } catch (error) {
+      this.byName.set(name, info);
+      this.partitions.set(info.id, states);
+      throw error;
+    }
+    // Appends in flight finish first, so none lands after the range was emptied.
+    const settled = async (): Promise<void> => {
+      while (states.some((s) => s.pending > 0)) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    void this.retention.removeInBackground(info.id, info.partitions, settled).catch(() => undefined);
+  }
+
+  async enforceRetention(now: number): Promise<RetentionRemoval[]> {
+    const out: RetentionRemoval[] = [];
+    let looked = 0;
+    for (const topic of [...this.byName.values()]) {
+      const { retentionMs, retentionBytes } = topic.configs;
+      if (retentionMs < 0 && retentionBytes < 0) continue;
+      const states = this.partitions.get(topic.id);
+      if (!states) continue;
+      for (let p = 0; p < states.length; p++) {
+        const state = states[p]!;
+        if (this.trimming.has(state) || state.beginning >= state.end) continue;
+        // Many partitions: let produce and fetches in between now and then.
+        if (++looked % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
+        this.trimming.add(state);
+        try {
+          const { records, bytes } = await this.retention.trim(topic.id, p, topic.configs, state, now);
+          if (records > 0)
+            out.push({ topic: topic.name, partition: p, records, bytes, beginning: state.beginning });
+        } finally {
+          this.trimming.delete(state);
+        }
+      }
+    }
+    return out;
   }
 
   topics(): readonly TopicInfo[] {
@@ -237,8 +329,10 @@ export class LmdbTopicLog implements TopicLog {
     limits: ReadLimits,
   ): Promise<StoredRecord[]> {
     const state = this.statesOf(topic)[partition];
+    if (state && offset < state.beginning)
+      throw offsetOutOfRange(topic.name, partition, offset, state.beginning);
     if (!state || offset >= state.end || limits.maxRecords <= 0) return [];
-    const from = Math.max(offset, state.beginning);
+    const from = offset;
     const out: StoredRecord[] = [];
     let bytes = 0;
     let full = false;
@@ -278,12 +372,14 @@ export class LmdbTopicLog implements TopicLog {
 
   async close(): Promise<void> {
     this.listeners.clear();
+    await this.retention.idle();
     await this.records.flushed;
   }
 
   private statesOf(topic: TopicInfo): PartitionState[] {
     const states = this.partitions.get(topic.id);
-    if (!states) throw new Error(`unknown topic id ${topic.id}`);
+    // The topic was removed (maybe created again since, under a new id).
+    if (!states) throw topicNotFound(topic.name);
     return states;
   }
 }

@@ -4,12 +4,35 @@
 // it current); everything that reads the log itself is asynchronous, since on a network backend
 // it is a round trip. An implementation that has the answer locally resolves immediately.
 
+/** Per-topic settings, named after Kafka's topic configs; -1 means unlimited (as in Kafka). */
+export interface TopicConfigs {
+  /** `retention.ms`: records older than this are removed (-1: kept however old). */
+  readonly retentionMs: number;
+  /** `retention.bytes`: each partition is cut back to about this many bytes (-1: no bound). */
+  readonly retentionBytes: number;
+}
+
+/** Keeps everything: the configs of a topic created without any. */
+export const KEEP_EVERYTHING: TopicConfigs = Object.freeze({ retentionMs: -1, retentionBytes: -1 });
+
 export interface TopicInfo {
   readonly name: string;
-  /** Compact number used in storage keys, stable for the topic's life. */
+  /** Compact number used in storage keys, stable for the topic's life (a new topic of the same name gets a new one). */
   readonly id: number;
   readonly partitions: number;
   readonly createdAt: number;
+  readonly configs: TopicConfigs;
+}
+
+/** What one retention pass removed from one partition. */
+export interface RetentionRemoval {
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: number;
+  /** Stored bytes removed (the backend's own measure: LMDB values, JetStream stream bytes). */
+  readonly bytes: number;
+  /** The partition's beginning offset after the pass. */
+  readonly beginning: number;
 }
 
 export interface RecordHeader {
@@ -49,7 +72,21 @@ export type AppendListener = (topic: TopicInfo, partition: number, end: number) 
 
 export interface TopicLog {
   /** Throws StreamsError 40002 when the topic exists. Resolves once the topic is durable. */
-  createTopic(name: string, partitions: number): Promise<TopicInfo>;
+  createTopic(name: string, partitions: number, configs?: TopicConfigs): Promise<TopicInfo>;
+  /** Replaces the topic's configs (404 / 40401 when it does not exist); resolves with the topic as now stored. */
+  updateTopic(name: string, configs: TopicConfigs): Promise<TopicInfo>;
+  /**
+   * Removes the topic and every record of it (404 / 40401 when it does not exist). A topic
+   * created later under the same name is a new topic: new id, offsets from 0.
+   */
+  deleteTopic(name: string): Promise<void>;
+  /**
+   * One retention pass over every topic: removes, per partition, the oldest records that are
+   * past the topic's retention.ms at `now` or beyond its retention.bytes, in whole batches from
+   * the beginning, and reports what it removed. A backend whose engine removes old records by
+   * itself (JetStream's max_age / max_bytes) reports what the engine removed since the last pass.
+   */
+  enforceRetention(now: number): Promise<RetentionRemoval[]>;
   /** From the local topic cache (kept current by the implementation). */
   topic(name: string): TopicInfo | undefined;
   topics(): readonly TopicInfo[];
@@ -58,9 +95,12 @@ export interface TopicLog {
    * Offsets are taken synchronously, so concurrent calls get contiguous, unique offsets.
    */
   append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
-  /** Durable records from `offset` (inclusive) up to the end, bounded by the limits. */
+  /**
+   * Durable records from `offset` (inclusive) up to the end, bounded by the limits. An offset
+   * below the partition's beginning (removed by retention) throws StreamsError 416 / 41601.
+   */
   read(topic: TopicInfo, partition: number, offset: number, limits: ReadLimits): Promise<StoredRecord[]>;
-  /** First stored offset (0 while the log has no retention). */
+  /** First stored offset: 0 until retention removed records, then the first one kept. */
   beginningOffset(topic: TopicInfo, partition: number): Promise<number>;
   /** One past the last durable offset: what a consumer can read up to. */
   endOffset(topic: TopicInfo, partition: number): Promise<number>;

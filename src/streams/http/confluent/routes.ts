@@ -14,6 +14,7 @@ import { handler } from '../errors.js';
 import { registerOffsetRoutes } from '../offsets.js';
 import { appendRecords } from '../produce.js';
 import { renderRecords } from '../render.js';
+import { configMap } from '../topic-configs.js';
 import type { StreamsDeps } from '../routes.js';
 import {
   parseConsumerConfig,
@@ -96,7 +97,7 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
       const topic = topicOf(fixed ?? req.params.topic ?? '');
       const partitions = [];
       for (let p = 0; p < topic.partitions; p++) partitions.push(partitionMeta(p));
-      send(req, res, { name: topic.name, configs: {}, partitions });
+      send(req, res, { name: topic.name, configs: configMap(topic.configs), partitions });
     });
   router.get('/topics/:topic', describeTopic(undefined), READ);
   // The static /topics/topic (topic creation) would otherwise shadow a topic named "topic".

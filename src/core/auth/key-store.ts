@@ -5,6 +5,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { guardLmdbCommitFailures } from '../disk/lmdb-commit.js';
+import { createLogger } from '../log.js';
 import {
   mintKey,
   sha256,
@@ -31,6 +33,8 @@ export class KeyStore implements Authenticator {
   static open(dataDir: string, adminToken?: string): KeyStore {
     const path = join(dataDir, 'auth');
     mkdirSync(path, { recursive: true });
+    // A failed commit (a full disk) must reach the caller as an error, never end the thread.
+    guardLmdbCommitFailures((message, cause) => createLogger('auth').warn({ err: cause, path }, message));
     const root = open({ path, compression: false });
     const keys = root.openDB<KeyRecord, string>({ name: 'keys' });
     return new KeyStore(root, keys, adminToken);

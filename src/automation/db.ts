@@ -25,9 +25,7 @@ export interface AutomationDb {
 
 export function openAutomationDb(path: string): AutomationDb {
   // A failed commit must reach the writer as an error, never end the thread (lmdb-commit.ts).
-  guardLmdbCommitFailures((message, cause) =>
-    createLogger('automation').warn({ err: cause, path }, message),
-  );
+  guardLmdbCommitFailures((message, cause) => createLogger('automation').warn({ err: cause, path }, message));
   // maxDbs leaves room for the named databases of datasets, experiments and reviews. No write
   // map: on a full disk a write through the map is a SIGBUS (core/disk/reserve.ts).
   const root = open({ path, compression: false, maxDbs: 64 });

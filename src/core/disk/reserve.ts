@@ -26,14 +26,14 @@ export class StorageFullError extends CodedError {
   constructor(
     /** Which store: "streams log", "automation files" … */
     readonly store: string,
-    /** The directory of the store (its file system is the full one). */
+    /** The directory of the store (its file system is the full one); logged, never answered. */
     readonly path: string,
     detail: string,
     options?: { cause?: unknown },
   ) {
     super(
       'insufficient_storage',
-      `insufficient storage: the ${store} (${path}) cannot take this write: ${detail}; ` +
+      `insufficient storage: the ${store} cannot take this write: ${detail}; ` +
         'nothing of it was stored — free disk space and retry',
       options,
     );

@@ -268,6 +268,10 @@ test('sluice serve on a filling disk answers 507, keeps serving, and writes agai
       }
     }
     assert.ok(stopped && completed.length > 0, 'runs filled the disk');
+    t.diagnostic(
+      `acknowledged before each fill stopped: ${acked.size} records, ${uploaded.size} files, ` +
+        `${imported.length} imports, ${completed.length} runs (then: ${stopped})`,
+    );
     await assertServing('runs disk full');
     enlarge(32);
     await waitUntil('a run to complete after the mount grew', async () => {

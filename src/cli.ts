@@ -3,6 +3,7 @@
 
 import { parseArgs } from 'node:util';
 import { openKeyStore, parseScopeList, ScopeError, SCOPES } from './core/auth/index.js';
+import { StorageFullError } from './core/disk/reserve.js';
 import { SERVICE_NAMES, type ServiceName } from './core/service.js';
 import { EnvReader, loadCoreSettings, SettingsError } from './core/settings/index.js';
 
@@ -78,7 +79,7 @@ async function keysCommand(args: string[]): Promise<number> {
   const database = loadAutomationSettings(env, core).database;
   const store = database
     ? await (await import('./automation/pg/key-store.js')).openPgKeyAdmin(database)
-    : openKeyStore(core.dataDir);
+    : openKeyStore(core.dataDir, undefined, core.diskReserveBytes);
   try {
     if (sub === 'create') {
       const { values } = parseArgs({
@@ -144,6 +145,9 @@ try {
   } else if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS_')) {
     process.stderr.write(`sluice: ${(error as Error).message}\n`);
     process.exitCode = 2;
+  } else if (error instanceof StorageFullError) {
+    process.stderr.write(`sluice: ${error.message}\n`);
+    process.exitCode = 1;
   } else {
     throw error;
   }

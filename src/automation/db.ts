@@ -2,6 +2,8 @@
 // named database. Keys are arrays (ordered-binary) so range scans follow (field, time, id).
 
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { guardLmdbCommitFailures } from '../core/disk/lmdb-commit.js';
+import { createLogger } from '../core/log.js';
 
 export interface AutomationDb {
   readonly root: RootDatabase;
@@ -22,7 +24,10 @@ export interface AutomationDb {
 }
 
 export function openAutomationDb(path: string): AutomationDb {
-  // maxDbs leaves room for the named databases of datasets, experiments and reviews.
+  // A failed commit must reach the writer as an error, never end the thread (lmdb-commit.ts).
+  guardLmdbCommitFailures((message, cause) => createLogger('automation').warn({ err: cause, path }, message));
+  // maxDbs leaves room for the named databases of datasets, experiments and reviews. No write
+  // map: on a full disk a write through the map is a SIGBUS (core/disk/reserve.ts).
   const root = open({ path, compression: false, maxDbs: 64 });
   const db = <V, K extends import('lmdb').Key>(name: string) => root.openDB<V, K>({ name });
   return {

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loggedReserve } from '../core/disk/reserve.js';
 import { Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { mountConsole } from '../core/console/routes.js';
@@ -18,7 +19,7 @@ import type { ScoreStore } from './runs/scores.js';
 import { openLmdbStores, type AutomationStores } from './stores.js';
 import type { ApiDeps, ApiRoute } from './http/api.js';
 import { authRoutes } from './auth/routes.js';
-import { errorBody, toHttpError } from './http/envelope.js';
+import { errorBody, storageFailure, toHttpError } from './http/envelope.js';
 import { fileRoutes } from './files/routes.js';
 import { checkRouteParams, routeParams } from './http/ids.js';
 import { DownloadTokens } from './http/tokens.js';
@@ -105,13 +106,16 @@ export async function startAutomation(
     await evalPool.close();
     throw err;
   }
+  // Writes keep SLUICE_DISK_RESERVE free on the data directory's disk (core/disk/reserve.ts).
+  const reserve = loggedReserve('automation store', settings.dataDir, ctx.core.diskReserveBytes, log);
   const stores: AutomationStores =
-    pg?.stores ?? openLmdbStores(settings.dataDir, { listScanLimit: settings.listScanLimit });
+    pg?.stores ?? openLmdbStores(settings.dataDir, { listScanLimit: settings.listScanLimit, reserve });
   const closeStores = () => (pg ? pg.close() : stores.close());
   const auth = pg ? chainAuthenticators(pg.keys, ctx.auth) : ctx.auth;
   const pool = new RunPool({
     threads: settings.poolThreads,
     cancelGraceMs: settings.cancelGraceMs,
+    diskReserveBytes: ctx.core.diskReserveBytes,
   });
   const archives = new ArchivePool({
     threads: settings.archiveThreads,
@@ -202,12 +206,16 @@ export async function startAutomation(
     for (const route of routes) {
       // Path parameters are checked here, once for every route, before any handler reads them.
       const params = routeParams(route.path, route.params);
+      const writes = route.method !== 'GET' && route.method !== 'DELETE';
       const handler = async (req: HttpRequest, res: HttpResponse) => {
         try {
           checkRouteParams(params, req.params);
+          // A write is refused (507) before it starts when the disk is nearly full; a delete,
+          // which frees space, never is.
+          if (writes) reserve.admit(0);
           await route.handle(req, res);
         } catch (err) {
-          throw toHttpError(err);
+          throw toHttpError(storageFailure(err, settings.dataDir));
         }
       };
       const options: { scope?: string | false; maxBodyBytes?: number } = {};

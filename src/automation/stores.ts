@@ -2,6 +2,7 @@
 // wired the same whichever implementation answers (docs/architecture.md, "Automation stores").
 
 import { join } from 'node:path';
+import type { DiskReserve } from '../core/disk/reserve.js';
 import { openAutomationDb } from './db.js';
 import { LmdbExampleStore, type ExampleStore } from './datasets/store.js';
 import { LmdbEvaluatorConfigStore, type EvaluatorConfigStore } from './experiments/evaluator-store.js';
@@ -30,10 +31,16 @@ export interface AutomationStores {
   close(): Promise<void>;
 }
 
-/** The embedded default: one LMDB environment (`meta.lmdb`) and blobs on disk, under `dataDir`. */
-export function openLmdbStores(dataDir: string, options: { listScanLimit: number }): AutomationStores {
+/**
+ * The embedded default: one LMDB environment (`meta.lmdb`) and blobs on disk, under `dataDir`.
+ * `reserve` guards the blob writes (the LMDB writes are guarded per request, in index.ts).
+ */
+export function openLmdbStores(
+  dataDir: string,
+  options: { listScanLimit: number; reserve: DiskReserve },
+): AutomationStores {
   const db = openAutomationDb(join(dataDir, 'meta.lmdb'));
-  const blobs = new LocalBlobStore(join(dataDir, 'blobs'));
+  const blobs = new LocalBlobStore(join(dataDir, 'blobs'), options.reserve);
   return {
     automations: new LmdbAutomationStore(db),
     registrySources: new LmdbRegistrySourceStore(db, blobs),

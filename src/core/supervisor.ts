@@ -29,7 +29,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   const threads = options.threads ?? core.threads;
   mkdirSync(core.dataDir, { recursive: true });
 
-  const keys = openKeyStore(core.dataDir, core.adminToken);
+  const keys = openKeyStore(core.dataDir, core.adminToken, core.diskReserveBytes);
   const initial = await keys.ensureInitialKey();
   await keys.close();
 

@@ -31,6 +31,8 @@ export const ErrorCodes = {
   unsupportedFormat: 41501,
   storageFailure: 50002,
   storageRetriable: 50003,
+  /** 507 Insufficient Storage: the disk under the log is (nearly) full; nothing was stored. */
+  storageFull: 50701,
 } as const;
 
 // The numbers used without a Confluent sub-code are plain HTTP statuses.

@@ -3,6 +3,7 @@
 // several nodes (STREAMS_BACKEND). Stateful, so the core starts it on front-end thread 0 only.
 
 import { join } from 'node:path';
+import { loggedReserve } from '../core/disk/reserve.js';
 import { startHttpServer } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { consoleCors, mountConsole } from '../core/console/routes.js';
@@ -41,7 +42,8 @@ export async function startStreams(
   }
   const settings = loadStreamsSettings(ctx.env);
   const log = ctx.log.child({ service: 'streams' });
-  const root = openStreamsEnvironment(join(ctx.core.dataDir, 'streams'));
+  const streamsDir = join(ctx.core.dataDir, 'streams');
+  const root = openStreamsEnvironment(streamsDir);
   let topicLog: TopicLog;
   try {
     topicLog =
@@ -50,7 +52,7 @@ export async function startStreams(
             name: 'sluice-streams',
             onRetry: (error) => log.warn({ err: error.message }, 'JetStream not ready yet; retrying'),
           })
-        : new LmdbTopicLog(root);
+        : new LmdbTopicLog(root, loggedReserve('streams log', streamsDir, ctx.core.diskReserveBytes, log));
   } catch (error) {
     await root.close();
     throw error;

@@ -29,6 +29,8 @@ export interface RunHandle {
 export interface RunPoolOptions {
   threads: number;
   cancelGraceMs: number;
+  /** Handed to every run: its output writes keep this much free on the disk (SLUICE_DISK_RESERVE). */
+  diskReserveBytes: number;
 }
 
 function workerFile(): string {
@@ -56,7 +58,11 @@ export class RunPool {
     return this.options.threads;
   }
 
-  submit(task: Omit<RunTask, 'port'>, onMessage: (msg: WorkerMessage) => void, timeoutMs: number): RunHandle {
+  submit(
+    task: Omit<RunTask, 'port' | 'diskReserveBytes'>,
+    onMessage: (msg: WorkerMessage) => void,
+    timeoutMs: number,
+  ): RunHandle {
     const channel = new MessageChannel();
     const hard = new AbortController();
     let started = false;
@@ -132,7 +138,10 @@ export class RunPool {
     });
 
     this.piscina
-      .run({ ...task, port: channel.port2 }, { signal: hard.signal, transferList: [channel.port2] as never })
+      .run(
+        { ...task, port: channel.port2, diskReserveBytes: this.options.diskReserveBytes },
+        { signal: hard.signal, transferList: [channel.port2] as never },
+      )
       .then(
         () => {
           // `done` normally arrived already; if not, the port's close event settles it.

@@ -35,6 +35,8 @@ export interface RunTask {
   readonly outputDir: string;
   readonly providers: ProviderSettings;
   readonly port: MessagePort;
+  /** Free space output writes leave on the output folder's disk (SLUICE_DISK_RESERVE; set by the pool). */
+  readonly diskReserveBytes: number;
 }
 
 export interface TokenUsage {

@@ -8,13 +8,18 @@ import { link, copyFile, mkdir, open, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
+import { asStorageFull, type DiskReserve } from '../../core/disk/reserve.js';
 import { blobNotFound, TooLargeError, type BlobStore, type StoredBlob } from './blob-store.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const missing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
 export class LocalBlobStore implements BlobStore {
-  constructor(readonly dir: string) {}
+  /** `reserve`: every chunk written is admitted by it first (the disk is shared with LMDB). */
+  constructor(
+    readonly dir: string,
+    private readonly reserve?: DiskReserve,
+  ) {}
 
   private pathOf(sha256: string): string {
     // Only a hex digest names a file: anything else could climb out of the directory.
@@ -23,7 +28,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async write(source: AsyncIterable<Buffer>, limit = Number.POSITIVE_INFINITY): Promise<StoredBlob> {
-    const temp = await writeTemp(join(this.dir, 'tmp'), source, limit);
+    const temp = await writeTemp(join(this.dir, 'tmp'), source, limit, this.reserve);
     const path = this.pathOf(temp.sha256);
     try {
       if (existsSync(path)) await rm(temp.path, { force: true });
@@ -94,11 +99,15 @@ export interface TempFile {
   size: number;
 }
 
-/** A uniquely named temporary file (not content-addressed), for run inputs moved into a run. */
+/**
+ * A uniquely named temporary file (not content-addressed), for run inputs moved into a run. With a
+ * `reserve`, each chunk is admitted by it before it is written; a full disk is a StorageFullError.
+ */
 export async function writeTemp(
   dir: string,
   source: AsyncIterable<Buffer>,
   limit: number,
+  reserve?: DiskReserve,
 ): Promise<TempFile> {
   await mkdir(dir, { recursive: true });
   const path = join(dir, randomBytes(12).toString('hex'));
@@ -109,6 +118,7 @@ export async function writeTemp(
     for await (const chunk of source) {
       size += chunk.length;
       if (size > limit) throw new TooLargeError(limit);
+      reserve?.admit(chunk.length);
       hash.update(chunk);
       if (!out.write(chunk)) await once(out, 'drain');
     }
@@ -118,6 +128,6 @@ export async function writeTemp(
   } catch (err) {
     out.destroy();
     await rm(path, { force: true });
-    throw err;
+    throw asStorageFull(err, 'automation files', dir);
   }
 }

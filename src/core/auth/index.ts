@@ -3,7 +3,10 @@ export { checkScopes, parseScopeList, ScopeError, SCOPES } from './scopes.js';
 export { AUTH_CHALLENGE, BASIC_CHALLENGE, parseAuthorization, type Credentials } from './credentials.js';
 export { hasScope, type Authenticator, type Principal } from './types.js';
 import { KeyStore as Store } from './key-store.js';
-/** Opens (creating when needed) the key store under `<dataDir>/auth`. */
-export function openKeyStore(dataDir: string, adminToken?: string): Store {
-  return Store.open(dataDir, adminToken);
+/**
+ * Opens (creating when needed) the key store under `<dataDir>/auth`; a writer passes
+ * `reserveBytes` (SLUICE_DISK_RESERVE) so a key is never written onto a nearly full disk.
+ */
+export function openKeyStore(dataDir: string, adminToken?: string, reserveBytes = 0): Store {
+  return Store.open(dataDir, adminToken, reserveBytes);
 }

@@ -5,6 +5,9 @@ import { timingSafeEqual } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { guardLmdbCommitFailures } from '../disk/lmdb-commit.js';
+import { DiskReserve } from '../disk/reserve.js';
+import { createLogger } from '../log.js';
 import {
   mintKey,
   sha256,
@@ -24,16 +27,25 @@ export class KeyStore implements Authenticator {
     private readonly root: RootDatabase,
     private readonly keys: Database<KeyRecord, string>,
     adminToken: string | undefined,
+    /** Writes keep this free on the disk (SLUICE_DISK_RESERVE); absent where keys are only read. */
+    private readonly reserve: DiskReserve | undefined,
   ) {
     this.adminTokenHash = adminToken ? sha256(adminToken) : undefined;
   }
 
-  static open(dataDir: string, adminToken?: string): KeyStore {
+  /** `reserveBytes`: writes leave this much free on the disk (0: no check, for readers). */
+  static open(dataDir: string, adminToken?: string, reserveBytes = 0): KeyStore {
     const path = join(dataDir, 'auth');
     mkdirSync(path, { recursive: true });
+    // A failed commit (a full disk) must reach the caller as an error, never end the thread.
+    guardLmdbCommitFailures((message, cause) => createLogger('auth').warn({ err: cause, path }, message));
     const root = open({ path, compression: false });
     const keys = root.openDB<KeyRecord, string>({ name: 'keys' });
-    return new KeyStore(root, keys, adminToken);
+    const reserve =
+      reserveBytes > 0
+        ? new DiskReserve({ store: 'key store', path, reserveBytes, onChange: () => undefined })
+        : undefined;
+    return new KeyStore(root, keys, adminToken, reserve);
   }
 
   authenticate(token: string): Principal | null {
@@ -52,6 +64,7 @@ export class KeyStore implements Authenticator {
   /** No `scopes` means an admin key; a given list must be non-empty and known (ScopeError). */
   async create(input: NewKeyInput): Promise<CreatedKey> {
     const { record, created } = mintKey(input);
+    this.reserve?.admit(1024);
     await this.keys.put(record.id, record);
     return created;
   }
@@ -69,6 +82,7 @@ export class KeyStore implements Authenticator {
   async revoke(id: string): Promise<boolean> {
     const record = this.keys.get(id);
     if (!record) return false;
+    this.reserve?.admit(1024);
     if (!record.revokedAt) await this.keys.put(id, { ...record, revokedAt: new Date().toISOString() });
     return true;
   }
@@ -77,6 +91,7 @@ export class KeyStore implements Authenticator {
   async ensureInitialKey(): Promise<CreatedKey | undefined> {
     return this.root.transaction(() => {
       for (const _ of this.keys.getKeys({ limit: 1 })) return undefined;
+      this.reserve?.admit(1024);
       const { record, created } = mintKey({ name: 'initial admin key' });
       void this.keys.put(record.id, record);
       return created;

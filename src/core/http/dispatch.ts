@@ -18,6 +18,7 @@ import type { WebSocketRoute } from './router.js';
 import type { HttpServerHandle, HttpServerOptions } from './server.js';
 import { displayUrl, type TransportInfo } from './transport.js';
 import { HttpError } from './types.js';
+import { StorageFullError } from '../disk/reserve.js';
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
 
@@ -29,6 +30,11 @@ export function answeredSubprotocol(offered: string | undefined): string {
   const key = bearerFromSubprotocols(offered);
   if (key) return key.reply;
   return offered?.split(',')[0]?.trim() ?? '';
+}
+
+/** 507 Insufficient Storage, naming the store; `details.store` reaches error bodies that show it. */
+export function insufficientStorage(error: StorageFullError): HttpError {
+  return new HttpError(507, error.code, error.message, { store: error.store });
 }
 
 export class HttpCore {
@@ -196,6 +202,15 @@ export class HttpCore {
     if (error instanceof HttpError) {
       if (exchange.sent) return;
       exchange.fail(error);
+      return;
+    }
+    if (error instanceof StorageFullError) {
+      // A refusal by the reserve is logged once by the reserve (reserve.ts); a write that failed
+      // for want of space is logged here, each time.
+      const fields = { store: error.store, path: error.path, requestId: exchange.requestId };
+      if (error.cause === undefined) this.options.log?.debug(fields, 'write refused: insufficient storage');
+      else this.options.log?.warn({ ...fields, err: error.cause }, 'write failed: insufficient storage');
+      if (!exchange.sent) exchange.fail(insufficientStorage(error));
       return;
     }
     this.options.log?.error(

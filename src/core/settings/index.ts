@@ -98,6 +98,17 @@ export class EnvReader {
     return ms;
   }
 
+  /** Bytes, from `4096`, `512KiB`, `64MiB`, `1GiB` (also `k`/`m`/`g`, `KB`/`MB`/`GB`: powers of 1024). */
+  size(names: Names, fallback: number): number {
+    const found = this.lookup(names);
+    if (!found) return fallback;
+    const m = /^(\d+)\s*(|b|k|kb|kib|m|mb|mib|g|gb|gib)$/i.exec(found.value.trim());
+    if (!m) throw new SettingsError(found.name, found.value, 'a size such as 4096, 512KiB, 64MiB or 1GiB');
+    const unit = m[2]!.toLowerCase().charAt(0);
+    const scale = unit === 'k' ? 1024 : unit === 'm' ? 1024 ** 2 : unit === 'g' ? 1024 ** 3 : 1;
+    return Number(m[1]) * scale;
+  }
+
   enumeration<T extends string>(names: Names, values: readonly T[], fallback: T): T {
     const found = this.lookup(names);
     if (!found) return fallback;
@@ -206,9 +217,14 @@ export interface CoreSettings {
   readonly adminToken: string | undefined;
   /** Time allowed for in-flight requests after a stop signal before sockets are closed. */
   readonly shutdownGraceMs: number;
+  /** Free space writers leave on the data directory's file system (SLUICE_DISK_RESERVE). */
+  readonly diskReserveBytes: number;
   readonly streams: { readonly host: string; readonly port: number };
   readonly automation: { readonly host: string; readonly port: number };
 }
+
+/** 64 MiB: above the largest produce body (16 MiB) with room for LMDB's own pages. */
+export const DEFAULT_DISK_RESERVE = 64 * 1024 * 1024;
 
 export function loadCoreSettings(env: EnvReader = new EnvReader()): CoreSettings {
   return Object.freeze({
@@ -218,6 +234,7 @@ export function loadCoreSettings(env: EnvReader = new EnvReader()): CoreSettings
     log: loadLogSettings(env),
     adminToken: env.optionalString('SLUICE_ADMIN_TOKEN'),
     shutdownGraceMs: env.duration('SLUICE_SHUTDOWN_GRACE', 10_000),
+    diskReserveBytes: env.size('SLUICE_DISK_RESERVE', DEFAULT_DISK_RESERVE),
     streams: Object.freeze({
       host: env.string('STREAMS_HOST', '0.0.0.0'),
       port: env.int('STREAMS_PORT', 8082, { min: 0, max: 65535 }),

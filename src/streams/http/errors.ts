@@ -1,6 +1,7 @@
 // Confluent-style error bodies: {error_code, message}. Our own failures carry a five-digit code;
 // the core's (404 route, 405, 413, 415, 400 bad JSON, 401/403) get the code Confluent uses for
-// them (40101/40301) or the HTTP status, as rest-utils does for generic errors.
+// them (40101/40301) or the HTTP status, as rest-utils does for generic errors. A write refused for
+// want of disk space (the core's 507, StorageFullError) is 50701.
 
 import {
   HttpError,
@@ -9,7 +10,7 @@ import {
   type HttpRequest,
   type HttpResponse,
 } from '../../core/http/index.js';
-import { StreamsError } from '../errors.js';
+import { ErrorCodes, StreamsError } from '../errors.js';
 
 export const streamsErrorBody: ErrorBodyFactory = ({ status, code, message }) => ({
   error_code: /^\d{3,5}$/.test(code)
@@ -18,7 +19,9 @@ export const streamsErrorBody: ErrorBodyFactory = ({ status, code, message }) =>
       ? 40101
       : status === 403
         ? 40301
-        : status,
+        : status === 507
+          ? ErrorCodes.storageFull
+          : status,
   message,
 });
 

@@ -6,6 +6,8 @@
 // so consumers never see a record that a crash could take back.
 
 import type { Database, RootDatabase } from 'lmdb';
+import { commitFailureCause } from '../../core/disk/lmdb-commit.js';
+import { asStorageFull, type DiskReserve } from '../../core/disk/reserve.js';
 import { StreamsError, ErrorCodes, offsetOutOfRange, topicNotFound } from '../errors.js';
 import {
   batchCount,
@@ -65,7 +67,11 @@ export class LmdbTopicLog implements TopicLog {
   /** Partitions a retention pass is trimming (one pass at a time per partition). */
   private readonly trimming = new Set<PartitionState>();
 
-  constructor(root: RootDatabase) {
+  /** `reserve`: the free space appends leave on the log's disk (no check without one). */
+  constructor(
+    root: RootDatabase,
+    private readonly reserve?: DiskReserve,
+  ) {
     this.records = root.openDB<Buffer, Buffer>({
       name: 'records',
       keyEncoding: 'binary',
@@ -152,6 +158,7 @@ export class LmdbTopicLog implements TopicLog {
     if (this.byName.has(name) || this.creating.has(name)) {
       throw new StreamsError(400, ErrorCodes.topicInvalid, `topic '${name}' already exists`);
     }
+    this.reserve?.admit(name.length + 64);
     const info: TopicInfo = Object.freeze({
       name,
       id: this.nextTopicId++,
@@ -260,6 +267,8 @@ export class LmdbTopicLog implements TopicLog {
       count: list.length,
       bytes: encodeBatch(list),
     }));
+    // Refused before any offset is taken: a full disk must never reach LMDB (core/disk/reserve.ts).
+    this.reserve?.admit(batches.reduce((sum, b) => sum + b.bytes.length, 0));
     const bases = new Map<number, number>();
     const lastByPartition = new Map<number, number>();
     const commits = new Set<Flushable>();
@@ -280,11 +289,10 @@ export class LmdbTopicLog implements TopicLog {
     }
     for (const partition of lastByPartition.keys()) states[partition]!.pending++;
     let failed: unknown;
-    try {
-      // One promise per transaction the puts landed in (usually one); earlier batches commit first.
-      for (const commit of commits) await durable(commit);
-    } catch (error) {
-      failed = error;
+    // One promise per transaction the puts landed in (usually one); every one is awaited, so a
+    // failure of one never leaves another unobserved.
+    for (const outcome of await Promise.allSettled([...commits].map(durable))) {
+      if (outcome.status === 'rejected' && failed === undefined) failed = outcome.reason;
     }
     for (const [partition, last] of lastByPartition) {
       const state = states[partition]!;
@@ -299,10 +307,13 @@ export class LmdbTopicLog implements TopicLog {
       }
     }
     if (failed !== undefined) {
+      const cause = await commitFailureCause(failed);
+      const full = asStorageFull(cause, 'streams log', this.reserve?.path ?? 'LMDB');
+      if (full !== cause) throw full;
       throw new StreamsError(
         500,
         ErrorCodes.storageFailure,
-        `storage failure: the records were not stored (${(failed as Error).message})`,
+        `storage failure: the records were not stored (${(cause as Error).message})`,
       );
     }
     return offsets;

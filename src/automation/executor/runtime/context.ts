@@ -2,7 +2,7 @@
 // files, a place to write output files, a cancellation signal and a usage meter. Every
 // observable effect is reported on the run's port as it happens.
 
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, statfs, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import type { InputFileRef, OutputFileReport, RunTask, UsageDelta, WorkerMessage } from '../protocol.js';
@@ -84,6 +84,22 @@ export function guessContentType(name: string): string {
   return types[ext] ?? 'application/octet-stream';
 }
 
+/**
+ * Refuses an output write that would leave less than the reserve free: the service's LMDB stores
+ * share the disk and must never find it full (src/core/disk/reserve.ts). The run fails with this.
+ */
+async function keepReserve(task: RunTask, target: string, size: number): Promise<void> {
+  if (task.diskReserveBytes <= 0) return;
+  const s = await statfs(dirname(target));
+  const free = s.bavail * s.bsize;
+  if (free - size < task.diskReserveBytes) {
+    throw new Error(
+      `insufficient storage: output file ${JSON.stringify(target.slice(task.outputDir.length + 1))} ` +
+        `(${size} bytes) not written: ${free} bytes free, SLUICE_DISK_RESERVE keeps ${task.diskReserveBytes} free`,
+    );
+  }
+}
+
 export function createContext(
   task: RunTask,
   reporter: Reporter,
@@ -102,10 +118,18 @@ export function createContext(
       const rel = safeRelative(name);
       const target = join(task.outputDir, rel);
       await mkdir(dirname(target), { recursive: true });
-      await writeFile(target, data);
+      const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+      await keepReserve(task, target, size);
+      try {
+        await writeFile(target, data);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOSPC' || code === 'EDQUOT') throw new Error(`insufficient storage: ${String(err)}`);
+        throw err;
+      }
       const file: OutputFileReport = {
         name: rel.split(sep).join('/'),
-        size: typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength,
+        size,
         contentType: contentType ?? guessContentType(rel),
       };
       const step = currentStep();

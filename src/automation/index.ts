@@ -36,6 +36,7 @@ import { openPgBackend, type PgBackend } from './pg/backend.js';
 import { chainAuthenticators } from './pg/key-store.js';
 import { queuePort } from './pg/run-queue.js';
 import { LocalRunQueue } from './runs/local-queue.js';
+import { runReviewView } from './reviews/view.js';
 import { localOnly, throughSharedStores } from './runs/sharing.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
@@ -192,6 +193,10 @@ export async function startAutomation(
       archives,
       listRuns: (q) => runs.list(q),
       lastReviewClosedAt: (tenant) => reviews.lastClosedAt(tenant),
+      runReview: async (run) => {
+        const review = await reviews.get(run);
+        return review ? runReviewView(review) : null;
+      },
       expectedFiles: async (run) => (await reviews.get(run))?.expectedFiles ?? [],
       onClose: (fn) => closers.push(fn),
     };

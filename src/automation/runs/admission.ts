@@ -14,6 +14,7 @@ import { parseTarget, type AutomationRecord } from '../registry/service.js';
 import type { Manifest } from '../registry/manifest.js';
 import { checkSchema } from '../evals/index.js';
 import type { Engine } from './engine.js';
+import { inputPath, OUTPUT_DIR } from './folder.js';
 import { newRunId, sampleRank } from './ids.js';
 import {
   emptyUsage,
@@ -135,10 +136,10 @@ export class Admission {
     const now = Date.now();
     const id = newRunId(now);
     const dir = this.e.runDir(id);
-    await mkdir(join(dir, 'output'), { recursive: true });
+    await mkdir(join(dir, OUTPUT_DIR), { recursive: true });
     const inputFiles: RunInputFile[] = [];
     for (const f of req.files ?? []) {
-      const rel = `input/${f.field}/${f.filename}`;
+      const rel = inputPath(f.field, f.filename);
       const target = join(dir, rel);
       if (f.source === 'blob') await this.e.options.blobs.copyTo(f.sha256, target);
       else await snapshot(f.source.path, target);

@@ -3,13 +3,13 @@
 // one this node holds from the queue (claimed, executing or having its end written); its record
 // is kept in memory and written through; once it ends, the stored record is the truth.
 
-import { join } from 'node:path';
 import type { Logger } from '../../core/log.js';
 import type { RunPool, RunHandle } from '../executor/pool.js';
 import type { ProviderSettings } from '../executor/protocol.js';
 import type { BlobStore } from '../files/blob-store.js';
 import type { AutomationRegistry } from '../registry/service.js';
 import type { ScriptPool } from '../evals/index.js';
+import { runFolder } from './folder.js';
 import type { RunQueue } from './queue.js';
 import type { RunSharing } from './sharing.js';
 import type { RunStore } from './store.js';
@@ -94,7 +94,7 @@ export class Engine {
   }
 
   runDir(runId: string): string {
-    return join(this.options.runsDir, runId);
+    return runFolder(this.options.runsDir, runId);
   }
 
   /** The live record of an unfinished run (see `shown`), else the stored one. */

@@ -15,6 +15,7 @@ import type { Manifest } from '../registry/manifest.js';
 import { isUnavailable } from '../retry.js';
 import type { Completion } from './completion.js';
 import type { ActiveRun, Engine } from './engine.js';
+import { OUTPUT_DIR, outputPath } from './folder.js';
 import type { QueueClaim } from './queue.js';
 import type { EventFields, RunRecorder } from './recorder.js';
 import type { Waiters } from './waiters.js';
@@ -153,7 +154,7 @@ export class Execution {
       );
       // The node that received the run wrote its inputs here only if it is this node.
       const dir = this.e.runDir(id);
-      await mkdir(join(dir, 'output'), { recursive: true });
+      await mkdir(join(dir, OUTPUT_DIR), { recursive: true });
       for (const f of detail.input.files)
         if (!(await localCopy(this.e.options.blobs, join(dir, f.path), f.sha256)))
           throw new RunFailure('input_unavailable', `input file ${f.name} is not in the blob store`);
@@ -213,7 +214,7 @@ export class Execution {
         metadata: detail.input.metadata,
         files,
         overrides: detail.overrides,
-        outputDir: join(this.e.runDir(record.id), 'output'),
+        outputDir: join(this.e.runDir(record.id), OUTPUT_DIR),
         providers: this.e.options.providers,
       },
       (msg) => this.onMessage(active, msg),
@@ -286,7 +287,7 @@ export class Execution {
         break;
       }
       case 'file': {
-        const path = `output/${msg.file.name}`;
+        const path = outputPath(msg.file.name);
         const files = active.record.files.filter((f) => f.path !== path);
         files.push({
           name: msg.file.name,

@@ -2,10 +2,10 @@
 // `output/<name>`, `expected/<name>`, and with several nodes the `.blobs/<sha256>` cache of
 // shared files), an artifact by the path it is listed under, and the entries of its ZIPs.
 
-import { join } from 'node:path';
 import type { BuildEntry } from '../archives/zip-writer.js';
 import type { BlobStore } from '../files/blob-store.js';
 import { localCopy, runFilePath } from '../files/local-copy.js';
+import { expectedPath, outputPath, runFolder } from './folder.js';
 import type { RunArtifact, RunRecord } from './types.js';
 
 /** Content types stored as-is in a ZIP (already compressed). */
@@ -20,7 +20,7 @@ export class RunFiles {
   ) {}
 
   runDir(runId: string): string {
-    return join(this.runsDir, runId);
+    return runFolder(this.runsDir, runId);
   }
 
   /**
@@ -58,14 +58,14 @@ export class RunFiles {
     for (const f of run.files.filter((x) => x.role === 'output')) {
       const file = await this.localFile(run, f);
       if (!file) continue;
-      const name = review ? `output/${f.name}` : f.name;
+      const name = review ? outputPath(f.name) : f.name;
       entries.push({ name, file, level: COMPRESSED.test(f.contentType) ? 0 : 6 });
       bytes += f.size;
     }
     for (const f of expected ?? []) {
-      const file = await this.localFile(run, { path: `expected/${f.name}`, sha256: f.sha256 });
+      const file = await this.localFile(run, { path: expectedPath(f.name), sha256: f.sha256 });
       if (!file) continue;
-      entries.push({ name: `expected/${f.name}`, file, level: 6 });
+      entries.push({ name: expectedPath(f.name), file, level: 6 });
       bytes += f.size;
     }
     return { entries, bytes };

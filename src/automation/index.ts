@@ -36,6 +36,9 @@ import { ScriptPool } from './evals/index.js';
 import { openPgBackend, type PgBackend } from './pg/backend.js';
 import { chainAuthenticators } from './pg/key-store.js';
 import { queuePort } from './pg/run-queue.js';
+import { LocalRunQueue } from './runs/local-queue.js';
+import { runReviewView } from './reviews/view.js';
+import { localOnly, throughSharedStores } from './runs/sharing.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
 export type { ScoreStore, EvalResult } from './runs/scores.js';
@@ -110,7 +113,17 @@ export async function startAutomation(
   const reserve = loggedReserve('automation store', settings.dataDir, ctx.core.diskReserveBytes, log);
   const stores: AutomationStores =
     pg?.stores ?? openLmdbStores(settings.dataDir, { listScanLimit: settings.listScanLimit, reserve });
-  const closeStores = () => (pg ? pg.close() : stores.close());
+  // The run queue: PostgreSQL's (in the backend) with several nodes, else this process's own.
+  const localQueue = pg
+    ? undefined
+    : new LocalRunQueue(stores.runs, {
+        tenantConcurrency: settings.tenantConcurrency,
+        automationConcurrency: settings.automationConcurrency,
+      });
+  const closeStores = () => {
+    localQueue?.close();
+    return pg ? pg.close() : stores.close();
+  };
   const auth = pg ? chainAuthenticators(pg.keys, ctx.auth) : ctx.auth;
   const pool = new RunPool({
     threads: settings.poolThreads,
@@ -148,7 +161,9 @@ export async function startAutomation(
       },
       log,
       schemaPool: evalPool,
-      ...(pg ? { queue: queuePort(pg.queue), capacity: settings.poolThreads } : {}),
+      queue: pg ? queuePort(pg.queue) : localQueue!,
+      sharing: pg ? throughSharedStores(stores.blobs, registry) : localOnly,
+      capacity: settings.poolThreads,
     });
     const recovered = await runs.recover();
     if (recovered.requeued + recovered.failed > 0)
@@ -182,6 +197,10 @@ export async function startAutomation(
       archives,
       listRuns: (q) => runs.list(q),
       lastReviewClosedAt: (tenant) => reviews.lastClosedAt(tenant),
+      runReview: async (run) => {
+        const review = await reviews.get(run);
+        return review ? runReviewView(review) : null;
+      },
       expectedFiles: async (run) => (await reviews.get(run))?.expectedFiles ?? [],
       onClose: (fn) => closers.push(fn),
     };

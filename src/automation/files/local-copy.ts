@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BlobStore } from './blob-store.js';
+import { blobCachePath } from '../runs/folder.js';
 
 /**
  * Where a file of a run is read on this node. Shared files (several nodes) are read from a
@@ -22,7 +23,7 @@ export function runFilePath(
   file: { path: string; sha256?: string | undefined },
   shared: boolean,
 ): string {
-  return shared && file.sha256 ? join(runDir, '.blobs', file.sha256) : join(runDir, file.path);
+  return shared && file.sha256 ? blobCachePath(runDir, file.sha256) : join(runDir, file.path);
 }
 
 /**

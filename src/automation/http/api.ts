@@ -13,6 +13,7 @@ import type { ArchivePool } from '../archives/pool.js';
 import type { ParamKind } from './ids.js';
 import type { RunListPage, RunListQuery } from '../runs/list.js';
 import type { RunRecord } from '../runs/types.js';
+import type { RunReview } from '../wire/reviews.js';
 
 export interface ApiDeps {
   settings: AutomationSettings;
@@ -29,6 +30,8 @@ export interface ApiDeps {
   /** Time of the tenant's latest closed review (the review side keeps it); undefined when none. */
   lastReviewClosedAt(tenant: string): Promise<number | undefined>;
   /** The corrected files of a run's review (the review bundle's expected/), empty without one. */
+  /** The run's full review as the wire shows it; null when it has none. */
+  runReview(run: RunRecord): Promise<RunReview | null>;
   expectedFiles(run: RunRecord): Promise<{ name: string; size: number; sha256?: string | undefined }[]>;
   /** Registers work to do when the service closes (after the HTTP server, before the run pool). */
   onClose?(fn: () => Promise<void>): void;

@@ -6,7 +6,6 @@
 // the others once they have reloaded: docs/deployment.md says how long that is. Only the SHA-256
 // of a key's secret is stored, as in the LMDB key store (src/core/auth/key-store.ts).
 
-import { Client } from 'pg';
 import {
   mintKey,
   verifyToken,
@@ -17,14 +16,13 @@ import {
 import type { Authenticator, Principal } from '../../core/auth/types.js';
 import type { DatabaseSettings } from '../settings.js';
 import { migrate } from './migrations.js';
-import { mapDatabaseError, openPgDatabase, type PgDatabase } from './pool.js';
+import { PgListener } from './listener.js';
+import { openPgDatabase, type PgDatabase } from './pool.js';
 
 const CHANNEL = 'sluice_api_keys';
 export class PgKeyStore implements Authenticator {
   private keys = new Map<string, KeyRecord>();
-  private listener: Client | undefined;
-  private reconnect: NodeJS.Timeout | undefined;
-  private closed = false;
+  private listener: PgListener | undefined;
   /** Bumped by every load, so an older load that finishes late does not win. */
   private generation = 0;
 
@@ -89,11 +87,9 @@ export class PgKeyStore implements Authenticator {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.reconnect);
     const listener = this.listener;
     this.listener = undefined;
-    await listener?.end().catch(() => undefined);
+    await listener?.close();
   }
 
   /** The whole table (a few rows per tenant): replaced at once, never merged. */
@@ -109,50 +105,17 @@ export class PgKeyStore implements Authenticator {
   }
 
   private async listen(): Promise<void> {
-    const client = new Client({
-      connectionString: this.db.options.url,
-      keepAlive: true,
-      application_name: 'sluice-api-keys',
+    this.listener = new PgListener({
+      url: this.db.options.url,
+      applicationName: 'sluice-api-keys',
+      channels: [CHANNEL],
+      onNotification: () => this.reload(),
+      // Changes made while no connection listened were not heard.
+      onListening: () => this.reload(),
+      onDisconnected: (err) => this.options.onError?.(err),
+      reconnectDelayMs: () => 1000,
     });
-    let gone = false;
-    const lost = (err?: Error) => {
-      if (gone) return;
-      gone = true;
-      if (this.listener === client) this.listener = undefined;
-      client.end().catch(() => undefined);
-      if (err) this.options.onError?.(err);
-      this.retry();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    client.on('notification', () => this.reload());
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
-    } catch (err) {
-      gone = true;
-      await client.end().catch(() => undefined);
-      throw mapDatabaseError(err);
-    }
-    if (this.closed) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.listener = client;
-    // Changes made while no connection listened were not heard.
-    this.reload();
-  }
-
-  private retry(): void {
-    if (this.closed || this.reconnect) return;
-    this.reconnect = setTimeout(() => {
-      this.reconnect = undefined;
-      this.listen().catch((err: Error) => {
-        this.options.onError?.(err);
-        this.retry();
-      });
-    }, 1000);
-    this.reconnect.unref();
+    await this.listener.start();
   }
 }
 

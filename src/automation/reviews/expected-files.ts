@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { BlobStore } from '../files/blob-store.js';
 import { writeTemp, type TempFile } from '../files/blobs.js';
 import { localCopy, runFilePath } from '../files/local-copy.js';
+import { EXPECTED_DIR, expectedPath } from '../runs/folder.js';
 
 /** A file named by where it is in the run folder and, when shared, by its blob. */
 export interface SharedName {
@@ -50,7 +51,7 @@ export class RunFolderExpectedFiles implements ExpectedFileBytes {
   ) {}
 
   private dir(runId: string): string {
-    return join(this.runDir(runId), 'expected');
+    return join(this.runDir(runId), EXPECTED_DIR);
   }
 
   stage(source: AsyncIterable<Buffer>, limit: number): Promise<TempFile> {
@@ -98,7 +99,7 @@ export class RunFolderExpectedFiles implements ExpectedFileBytes {
   }
 
   async read(runId: string, file: { name: string } & SharedName): Promise<AsyncIterable<Buffer> | undefined> {
-    const path = runFilePath(this.runDir(runId), { path: `expected/${file.name}`, ...file }, this.shared);
+    const path = runFilePath(this.runDir(runId), { path: expectedPath(file.name), ...file }, this.shared);
     await localCopy(this.blobs, path, file.sha256);
     return openIfPresent(path);
   }

@@ -1,6 +1,8 @@
-// The run queue several nodes share (PostgreSQL: src/automation/pg/run-queue.ts). The run service
-// depends on this port only: with one, a started run is queued and executed by whichever node
-// claims it; without one (LMDB, one node) runs go straight to this process's pool.
+// The run queue port. The run service runs every run through it, whichever adapter is behind
+// it: the in-process queue (local-queue.ts: LMDB, one node) or the PostgreSQL queue shared by
+// several nodes (src/automation/pg/run-queue.ts). A started run is stored and queued in one
+// step; a node claims runs while its pool has room, holds each under a lease (fenced by its
+// attempt), and ends it with a write that succeeds only while the run is still its own.
 
 import type { RunDetail, RunEvent, RunRecord } from './types.js';
 
@@ -16,9 +18,12 @@ export interface QueueClaim {
 }
 
 export type QueueCancel =
+  /** Still queued: taken out of the queue (its waiters hear it done); the caller records the end. */
   | { state: 'dequeued' }
+  /** Claimed: the owning node was told. */
   | { state: 'signalled'; node: string }
   | { state: 'finished' }
+  /** Stored but not in the queue: the caller ends it. */
   | { state: 'not_queued' }
   | { state: 'unknown' };
 
@@ -30,36 +35,38 @@ export interface RunEnd {
   events: RunEvent[];
 }
 
-export interface SharedRunQueue {
+/** What a queue found at start that a previous process of this node left behind. */
+export interface QueueRecovery {
+  /** Stored runs that were queued again. */
+  requeued: number;
+  /** Runs that were executing when the process stopped, now owned by this node: end them failed. */
+  interrupted: QueueClaim[];
+}
+
+export interface RunQueue {
   readonly nodeId: string;
-  /** Queues a stored run; every node is woken. */
-  enqueue(runId: string): Promise<boolean>;
+  /** Stores a new run (as RunStore.create) and queues it, in one step; every node is woken. */
+  createQueued(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void>;
   /** Runs waiting to be claimed by any node, counted up to `bound`. */
   queuedCount(bound: number): Promise<number>;
+  /** Claims up to `limit` runs (takeovers of expired leases first), within the concurrency limits. */
   claim(limit: number): Promise<QueueClaim[]>;
   /**
-   * Optional, for a queue that shares the run store's database: stores a new run (as
-   * RunStore.create) and queues it in one commit. Without it the run is created, then enqueued.
+   * Writes the end of a run this node owns (its final record, detail and last events) and marks
+   * it done, on the condition that the node still holds the run: that condition is the lease
+   * check. False when it does not: nothing is written. True also when this node had completed
+   * it already (a retry after a write whose answer was lost).
    */
-  createQueued?(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void>;
-  /** False when this node no longer owns the run (taken over): its outcome must not count. */
-  complete(runId: string, status: string): Promise<boolean>;
-  /**
-   * Optional, as createQueued: writes the end of a run this node owns (its final record, detail
-   * and last events) and completes it in one commit, on the condition that the node still holds
-   * the run, so that condition is the lease check. False when it does not: nothing is written.
-   * Without it the service renews the lease, updates the store, then completes.
-   */
-  completeWith?(runId: string, status: string, end: RunEnd): Promise<boolean>;
+  completeWith(runId: string, status: string, end: RunEnd): Promise<boolean>;
   /** Puts an owned run back in the queue. */
   release(runId: string): Promise<boolean>;
-  /** Stops renewing an owned run's lease without a write: another claim takes it over later. */
+  /** Stops holding an owned run without a write: a claim takes it over later. */
   forget(runId: string): void;
-  /** Extends owned leases; resolves with the runs this node lost. */
-  renew(): Promise<string[]>;
   cancel(runId: string): Promise<QueueCancel>;
   /** Resolves once the run is done on any node. */
   waitForDone(runId: string): Promise<unknown>;
+  /** At start: queues again what a previous process left queued; names runs it cut off. */
+  recover(): Promise<QueueRecovery>;
   /** Runs may be claimable. */
   onWake(listener: () => void): void;
   /** A cancel for a run this node owns. */

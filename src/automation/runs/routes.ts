@@ -186,7 +186,8 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
         const expand = new Set<Expand>(ctx.query.expand ?? []);
         // The detail (input, steps, trace) is read only when a section needs it.
         const detail = expand.size > 0 ? await runs.getDetail(run.id) : undefined;
-        return runView(run, { ...(await ctxFor(run)), detail, expand });
+        const review = expand.has('execution') ? await deps.runReview(run) : null;
+        return runView(run, { ...(await ctxFor(run)), detail, expand, review });
       },
     }),
     route({

@@ -9,7 +9,7 @@
 
 import type { AutomationDb } from '../db.js';
 import { decodeCursor, encodeCursor, matches, type RunListPage, type RunListQuery } from './list.js';
-import type { RunDetail, RunEvent, RunRecord } from './types.js';
+import { UNFINISHED_STATUSES, type RunDetail, type RunEvent, type RunRecord } from './types.js';
 
 export interface RunStore {
   /** A run of any tenant (callers that answer a tenant check its `tenant`). */
@@ -162,7 +162,7 @@ export class LmdbRunStore implements RunStore {
 
   async unfinished(): Promise<RunRecord[]> {
     const out: RunRecord[] = [];
-    for (const status of ['created', 'pending', 'running', 'waiting', 'finalizing']) {
+    for (const status of UNFINISHED_STATUSES) {
       for (const { key } of this.db.runIndex.getRange({
         start: ['status', status, ''],
         end: ['status', status, MAX_KEY],

@@ -4,30 +4,9 @@ import type { AutomationType } from '../registry/manifest.js';
 import type { StepReport, TokenUsage } from '../executor/protocol.js';
 import type { RunErrorCode } from '../executor/failure.js';
 
-/** The reference's ExecutionStatus; `pending` is "queued". */
-export type RunStatus =
-  | 'created'
-  | 'pending'
-  | 'running'
-  | 'waiting'
-  | 'finalizing'
-  | 'completed'
-  | 'failed'
-  | 'cancelled'
-  | 'rejected';
+import type { RunStatus } from './statuses.js';
 
-export const TERMINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled', 'rejected']);
-export const RUN_STATUSES: readonly RunStatus[] = [
-  'created',
-  'pending',
-  'running',
-  'waiting',
-  'finalizing',
-  'completed',
-  'failed',
-  'cancelled',
-  'rejected',
-];
+export { RUN_STATUSES, TERMINAL, UNFINISHED_STATUSES, type RunStatus } from './statuses.js';
 
 export interface RunGit {
   requestedRef: string;

@@ -21,6 +21,7 @@ import type {
   RunUsage as WireUsage,
   WorkflowRunExecution,
 } from '../wire/runs.js';
+import type { RunReview } from '../wire/reviews.js';
 import type { EvalResult } from './scores.js';
 import {
   TERMINAL,
@@ -152,6 +153,8 @@ export interface RunViewOptions extends ViewContext {
   /** Read only when a section needs it. */
   detail?: RunDetail | undefined;
   expand?: ReadonlySet<Expand>;
+  /** The run's full review (null: none), read only for `expand=execution`. */
+  review?: RunReview | null;
 }
 
 export function runView(run: RunRecord, opts: RunViewOptions): Run {
@@ -171,7 +174,8 @@ export function runView(run: RunRecord, opts: RunViewOptions): Run {
       metadata: detail.input.metadata,
     };
   if (detail && expand.has('usage')) out.usage = usageView(run, detail);
-  if (detail && expand.has('execution')) out.execution = executionView(run, detail, opts);
+  if (detail && expand.has('execution'))
+    out.execution = executionView(run, detail, opts, opts.review ?? null);
   if (expand.has('debug'))
     out.debug = {
       traceId: run.id,
@@ -189,10 +193,11 @@ function executionView(
   run: RunRecord,
   detail: RunDetail,
   ctx: ViewContext,
+  review: RunReview | null,
 ): WorkflowRunExecution | AgentRunExecution {
-  // The full review is the review endpoints' (GET /runs/{id}/reviews); the summary stays out
-  // here because the full execution's `review` is a RunReview.
-  const { review: _summary, ...core } = executionMeta(run, ctx);
+  // The full execution's `review` is the full RunReview (as GET /runs/{id}/reviews has it), not
+  // the summary the run's other views carry.
+  const core = { ...executionMeta(run, ctx), review };
   if (run.type === 'workflow') return { ...core, steps: detail.steps, definitionSnapshot: detail.manifest };
   return {
     ...core,

@@ -3,6 +3,7 @@
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Body, Bool, Closed, Nullable, Num, OneOf, OpenRecord, RunFile, Str } from './common.js';
+import { RUN_STATUSES } from '../runs/statuses.js';
 import { RunReview } from './reviews.js';
 
 const RunType = OneOf(['workflow', 'agent'] as const);
@@ -60,20 +61,7 @@ export type RunStartMultipartRequest = Static<typeof RunStartMultipartRequest>;
 
 // ---- run parts ----
 
-export const ExecutionStatus = OneOf(
-  [
-    'created',
-    'pending',
-    'running',
-    'waiting',
-    'finalizing',
-    'completed',
-    'failed',
-    'cancelled',
-    'rejected',
-  ] as const,
-  { $id: 'ExecutionStatus' },
-);
+export const ExecutionStatus = OneOf(RUN_STATUSES, { $id: 'ExecutionStatus' });
 export type ExecutionStatus = Static<typeof ExecutionStatus>;
 
 export const RunTiming = Closed(

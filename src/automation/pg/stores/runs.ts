@@ -11,7 +11,7 @@
 
 import { decodeCursor, encodeCursor, type RunListPage, type RunListQuery } from '../../runs/list.js';
 import type { RunStore } from '../../runs/store.js';
-import type { RunDetail, RunEvent, RunRecord } from '../../runs/types.js';
+import { UNFINISHED_STATUSES, type RunDetail, type RunEvent, type RunRecord } from '../../runs/types.js';
 import type { PgDatabase } from '../pool.js';
 import { holdBlobs } from './blob-refs.js';
 import {
@@ -23,8 +23,6 @@ import {
   sharedBlobs,
 } from './run-columns.js';
 import { RunWriteQueue } from './run-writes.js';
-
-const UNFINISHED = ['created', 'pending', 'running', 'waiting', 'finalizing'];
 
 /**
  * A WHERE clause under construction: conditions joined by AND, values numbered in order.
@@ -278,7 +276,7 @@ export class PgRunStore implements RunStore {
   async unfinished(): Promise<RunRecord[]> {
     // The predicate matches the partial index runs_unfinished, so this reads only those rows.
     const { rows } = await this.db.query<{ record: RunRecord }>(
-      `SELECT record FROM runs WHERE status IN (${UNFINISHED.map((s) => `'${s}'`).join(', ')})
+      `SELECT record FROM runs WHERE status IN (${UNFINISHED_STATUSES.map((s) => `'${s}'`).join(', ')})
        ORDER BY created_at, id`,
     );
     return rows.map((r) => r.record);

@@ -1,0 +1,328 @@
+// Execution of runs on this node: claims from the queue while the pool has room, a claimed run
+// made live (a takeover starts it again from the start), prepared (its pinned version, its input
+// files) and submitted to the pool, and what its worker reports recorded as it comes. A run that
+// is no longer this node's (lease lost, node shutting down) is abandoned: stopped, and nothing
+// more recorded here.
+
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RunFailure } from '../executor/failure.js';
+import type { InputFileRef, WorkerMessage } from '../executor/protocol.js';
+import { localCopy } from '../files/local-copy.js';
+import { packagePath } from '../registry/repository.js';
+import type { AutomationRecord } from '../registry/service.js';
+import type { Manifest } from '../registry/manifest.js';
+import { isUnavailable } from '../retry.js';
+import type { Completion } from './completion.js';
+import type { ActiveRun, Engine } from './engine.js';
+import { OUTPUT_DIR, outputPath } from './folder.js';
+import type { QueueClaim } from './queue.js';
+import type { EventFields, RunRecorder } from './recorder.js';
+import type { Waiters } from './waiters.js';
+import { emptyDetail, emptyUsage, TERMINAL, type RunDetail, type RunEvent, type RunRecord } from './types.js';
+
+export class Execution {
+  private pumping = false;
+  private pumpAgain = false;
+  completion!: Completion;
+  waiters!: Waiters;
+
+  constructor(
+    private readonly e: Engine,
+    private readonly recorder: RunRecorder,
+  ) {}
+
+  /** Claims runs while this node has room (on start, wake, and each run's end). */
+  async pump(): Promise<void> {
+    if (this.e.closing) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        // A run whose end is being recorded no longer holds a pool thread: its slot is free.
+        let executing = 0;
+        for (const a of this.e.active.values()) if (!this.e.finishing.has(a)) executing++;
+        const room = this.e.options.capacity - executing;
+        if (room <= 0) break;
+        const claims = await this.e.queue.claim(room);
+        await Promise.all(claims.map((c) => this.adopt(c)));
+        // A full claim may have left more behind.
+        if (claims.length === room) this.pumpAgain = true;
+      } while (this.pumpAgain && !this.e.closing);
+    } catch (err) {
+      // The database is unreachable: the queue wakes this node again once its listener is back.
+      this.e.log.warn({ err }, 'cannot claim runs from the queue');
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /**
+   * A claimed run becomes this node's live run and is executed here; `interrupted`: a run the
+   * previous process of this node was executing when it stopped, which ends failed.
+   */
+  async adopt(claim: QueueClaim, interrupted = false): Promise<void> {
+    const { queue } = this.e;
+    const id = claim.runId;
+    let record: RunRecord | undefined;
+    let stored: RunDetail | undefined;
+    try {
+      [record, stored] = await Promise.all([this.e.store.get(id), this.e.store.getDetail(id)]);
+      if (!record) {
+        // Cannot happen: a run is stored and queued in one step. It is left held, not looped on.
+        this.e.log.error({ runId: id }, 'a claimed run is not stored');
+        return;
+      }
+      if (TERMINAL.has(record.status)) {
+        // Its end was stored but the node that ran it stopped before marking it done.
+        await queue.completeWith(id, record.status, { record, detail: stored ?? emptyDetail(), events: [] });
+        return;
+      }
+    } catch (err) {
+      this.e.log.warn({ err, runId: id }, 'cannot read a claimed run; it goes back to the queue');
+      if (!(await queue.release(id).catch(() => false))) queue.forget(id);
+      return;
+    }
+    const events = await this.e.store.events(id).catch(() => [] as RunEvent[]);
+    const base = stored ?? emptyDetail();
+    const detail: RunDetail = claim.takeover ? { ...base, steps: [], trace: [], usage: emptyUsage() } : base;
+    const active: ActiveRun = {
+      record,
+      detail,
+      seq: events.reduce((m, e) => Math.max(m, e.seq), 0),
+      handle: undefined,
+      cancelledBeforeSubmit: false,
+      writes: [],
+      lastEventMs: events.reduce((m, e) => Math.max(m, Date.parse(e.timestamp)), 0),
+      abandoned: false,
+      executed: Promise.resolve(),
+    };
+    this.e.active.set(id, active);
+    if (interrupted) {
+      active.executed = this.completion.finish(active, {
+        kind: 'failed',
+        error: new RunFailure('service_interrupted', 'the service stopped while the run was in flight'),
+      });
+      return;
+    }
+    if (claim.takeover) {
+      // Run again from the start: what the previous node recorded of its execution is replaced.
+      this.recorder.change(active, {
+        ...record,
+        status: 'pending',
+        startedAt: null,
+        output: null,
+        files: record.files.filter((f) => f.role === 'input'),
+      });
+      this.recorder.event(active, 'run.taken_over', {
+        status: 'pending',
+        message: `the lease of node ${claim.previousNode ?? 'unknown'} expired; run again on node ${queue.nodeId}`,
+        metadata: { previousNode: claim.previousNode, node: queue.nodeId, attempt: claim.attempt },
+      });
+    }
+    // Claiming goes on while the run executes.
+    active.executed = this.execute(active, claim);
+  }
+
+  private async execute(active: ActiveRun, claim: QueueClaim): Promise<void> {
+    const id = claim.runId;
+    const { record, detail } = active;
+    try {
+      if (claim.cancelRequested || this.e.cancelAsked.delete(id)) {
+        active.record = {
+          ...active.record,
+          cancelRequestedAt: active.record.cancelRequestedAt ?? Date.now(),
+        };
+        active.cancelledBeforeSubmit = true;
+        await this.completion.finish(active, {
+          kind: 'cancelled',
+          error: new RunFailure('cancelled', 'cancelled before it started'),
+        });
+        return;
+      }
+      const automation = await this.e.registry.get(record.automationId);
+      if (!automation)
+        throw new RunFailure('version_unavailable', `automation ${record.automationId} is unknown`);
+      const manifest = await this.e.registry.manifestAt(
+        record.git.commitSha,
+        automation.type,
+        automation.slug,
+      );
+      // The node that received the run wrote its inputs here only if it is this node.
+      const dir = this.e.runDir(id);
+      await mkdir(join(dir, OUTPUT_DIR), { recursive: true });
+      for (const f of detail.input.files)
+        if (!(await localCopy(this.e.options.blobs, join(dir, f.path), f.sha256)))
+          throw new RunFailure('input_unavailable', `input file ${f.name} is not in the blob store`);
+      await this.dispatch(active, automation, manifest);
+    } catch (err) {
+      if (isUnavailable(err) && !this.e.closing) {
+        // The database went away while the run was being prepared: not the run's failure. It
+        // is given up here and run again after a takeover.
+        this.abandon(active, 'the database is unavailable; the run will be taken over');
+        return this.dropAbandoned(active);
+      }
+      await this.completion.finish(active, {
+        kind: 'failed',
+        error:
+          err instanceof RunFailure
+            ? err
+            : new RunFailure('version_unavailable', `cannot prepare the run: ${(err as Error).message}`),
+      });
+    }
+  }
+
+  private async dispatch(active: ActiveRun, automation: AutomationRecord, manifest: Manifest): Promise<void> {
+    const { record, detail } = active;
+    let packageDir: string;
+    try {
+      packageDir = await this.e.registry.repo.materialise(
+        record.git.commitSha,
+        packagePath(automation.type, automation.slug),
+      );
+    } catch (err) {
+      await this.completion.finish(active, {
+        kind: 'failed',
+        error: new RunFailure(
+          'version_unavailable',
+          `cannot load version ${record.version}: ${(err as Error).message}`,
+        ),
+      });
+      return;
+    }
+    if (active.abandoned) return this.dropAbandoned(active);
+    if (active.cancelledBeforeSubmit || TERMINAL.has(active.record.status)) return;
+    const files: InputFileRef[] = detail.input.files.map((f) => ({
+      name: f.name,
+      field: f.field,
+      path: join(this.e.runDir(record.id), f.path),
+      contentType: f.contentType,
+      size: f.size,
+    }));
+    active.handle = this.e.pool.submit(
+      {
+        runId: record.id,
+        kind: record.type,
+        packageDir,
+        entry: manifest.entry,
+        manifest: manifest.raw,
+        input: detail.input.args,
+        metadata: detail.input.metadata,
+        files,
+        overrides: detail.overrides,
+        outputDir: join(this.e.runDir(record.id), OUTPUT_DIR),
+        providers: this.e.options.providers,
+      },
+      (msg) => this.onMessage(active, msg),
+      record.timeoutMs,
+    );
+    const outcome = await active.handle.outcome;
+    await this.completion.finish(active, outcome);
+  }
+
+  private onMessage(active: ActiveRun, msg: WorkerMessage): void {
+    if (TERMINAL.has(active.record.status)) return;
+    const detail = active.detail;
+    switch (msg.t) {
+      case 'started': {
+        this.recorder.change(active, { ...active.record, status: 'running', startedAt: Date.parse(msg.at) });
+        this.recorder.event(active, 'run.started', { status: 'running' }, msg.at);
+        break;
+      }
+      case 'event': {
+        const extra: EventFields = {};
+        if (msg.message !== undefined) extra.message = msg.message;
+        if (msg.metadata !== undefined) extra.metadata = msg.metadata;
+        this.recorder.event(active, msg.type, extra, msg.at);
+        if (msg.type === 'step.started' || msg.type === 'tool.called')
+          detail.trace.push({ type: msg.type, at: msg.at, ...msg.metadata });
+        break;
+      }
+      case 'step': {
+        detail.steps.push(msg.step);
+        const type =
+          msg.step.status === 'failed'
+            ? 'step.failed'
+            : msg.step.status === 'overridden'
+              ? 'step.overridden'
+              : msg.step.status === 'cancelled'
+                ? 'step.cancelled'
+                : 'step.completed';
+        const extra: EventFields = {
+          metadata: { stepName: msg.step.name, index: msg.step.index, durationMs: msg.step.durationMs },
+        };
+        if (msg.step.error !== undefined) extra.message = msg.step.error;
+        this.recorder.event(active, type, extra, msg.step.completedAt);
+        const trace: Record<string, unknown> = {
+          type: 'step',
+          phase: 'execute',
+          stepName: msg.step.name,
+          status: msg.step.status,
+          startedAt: msg.step.startedAt,
+          completedAt: msg.step.completedAt,
+          durationMs: msg.step.durationMs,
+        };
+        if (msg.step.error !== undefined) trace['message'] = msg.step.error;
+        detail.trace.push(trace);
+        break;
+      }
+      case 'trace':
+        detail.trace.push(msg.entry);
+        break;
+      case 'usage': {
+        const u = detail.usage;
+        const d = msg.delta;
+        u.tokens.input += d.tokens?.input ?? 0;
+        u.tokens.output += d.tokens?.output ?? 0;
+        u.tokens.cacheRead += d.tokens?.cacheRead ?? 0;
+        u.tokens.cacheWrite += d.tokens?.cacheWrite ?? 0;
+        u.creditsCharged += d.credits ?? 0;
+        u.llmCallCount += d.llmCalls ?? 0;
+        u.agentTurns += d.agentTurns ?? 0;
+        u.ocrPagesProcessed += d.ocrPages ?? 0;
+        break;
+      }
+      case 'file': {
+        const path = outputPath(msg.file.name);
+        const files = active.record.files.filter((f) => f.path !== path);
+        files.push({
+          name: msg.file.name,
+          role: 'output',
+          path,
+          stepName: msg.file.stepName ?? null,
+          contentType: msg.file.contentType,
+          size: msg.file.size,
+        });
+        active.record = { ...active.record, files };
+        this.recorder.event(active, 'artifact.created', { metadata: { path, size: msg.file.size } });
+        break;
+      }
+      case 'done':
+        break;
+    }
+  }
+
+  /**
+   * The run is no longer this node's; its execution stops and nothing more is recorded here.
+   * Callers waiting here for it go on waiting for its end on any node.
+   */
+  abandon(active: ActiveRun, reason: string): void {
+    if (active.abandoned) return;
+    active.abandoned = true;
+    this.e.log.warn({ runId: active.record.id }, reason);
+    active.handle?.cancel(reason);
+  }
+
+  dropAbandoned(active: ActiveRun): void {
+    const id = active.record.id;
+    if (this.e.active.get(id) === active) this.e.active.delete(id);
+    // Its lease lapses and a claim takes it over (at shutdown close() releases it instead).
+    if (!this.e.closing) this.e.queue.forget(id);
+    this.waiters.handOver(id, active.record);
+    if (!this.e.closing) void this.pump();
+  }
+}

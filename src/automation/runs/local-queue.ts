@@ -1,0 +1,246 @@
+// The in-process run queue (one node, LMDB): the RunQueue port over the run store. A queued run
+// is stored (status `pending`) and its id kept in this process's queue; claims take the oldest
+// queued runs that the concurrency limits allow; an owned run's end is written to the store and
+// its waiters told. Nothing else shares the runs, so a claim is never lost to another node: a run
+// given up (forget) is taken over by this node's next claim, as a lapsed lease would be. At start,
+// runs a previous process left queued are queued again, and runs it was executing are handed back
+// as interrupted (they end failed: their worker died with the process).
+
+import type { QueueCancel, QueueClaim, QueueRecovery, RunEnd, RunQueue } from './queue.js';
+import type { RunStore } from './store.js';
+import { TERMINAL, type RunDetail, type RunEvent, type RunRecord } from './types.js';
+
+export interface LocalQueueOptions {
+  /** Running runs per tenant / per automation on this node; 0: no limit. */
+  tenantConcurrency: number;
+  automationConcurrency: number;
+}
+
+interface Entry {
+  runId: string;
+  tenant: string;
+  automationId: string;
+  /** Set for a run given up by its holder: the next claim takes it over. */
+  previousNode?: string;
+}
+
+interface Owned extends Entry {
+  attempt: number;
+  cancelSignalled: boolean;
+}
+
+export class LocalRunQueue implements RunQueue {
+  readonly nodeId = 'local';
+  private readonly queued: Entry[] = [];
+  private readonly owned = new Map<string, Owned>();
+  /** Claims so far per run (the attempt of the next is one more). */
+  private readonly attempts = new Map<string, number>();
+  private readonly cancelAsked = new Set<string>();
+  private readonly waiters = new Map<string, Set<{ resolve: () => void; reject: (e: Error) => void }>>();
+  private readonly listeners = {
+    wake: [] as (() => void)[],
+    cancel: [] as ((runId: string) => void)[],
+    lost: [] as ((runId: string) => void)[],
+  };
+  private wakePending = false;
+  private closed = false;
+
+  constructor(
+    private readonly store: RunStore,
+    private readonly options: LocalQueueOptions,
+  ) {}
+
+  async createQueued(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
+    await this.store.create(run, detail, events);
+    this.queued.push({ runId: run.id, tenant: run.tenant, automationId: run.automationId });
+    this.wake();
+  }
+
+  queuedCount(bound: number): Promise<number> {
+    return Promise.resolve(Math.min(bound, this.queued.length));
+  }
+
+  claim(limit: number): Promise<QueueClaim[]> {
+    if (limit <= 0 || this.closed) return Promise.resolve([]);
+    const { tenantConcurrency: tenantLimit, automationConcurrency: automationLimit } = this.options;
+    const count = new Map<string, number>();
+    const add = (key: string) => count.set(key, (count.get(key) ?? 0) + 1);
+    for (const o of this.owned.values()) {
+      add(`t:${o.tenant}`);
+      add(`a:${o.automationId}`);
+    }
+    const claims: QueueClaim[] = [];
+    // Runs given up first (as expired leases are taken over first), then the oldest queued.
+    const order = [
+      ...this.queued.filter((e) => e.previousNode),
+      ...this.queued.filter((e) => !e.previousNode),
+    ];
+    for (const entry of order) {
+      if (claims.length >= limit) break;
+      const t = `t:${entry.tenant}`;
+      const a = `a:${entry.automationId}`;
+      if (tenantLimit > 0 && (count.get(t) ?? 0) >= tenantLimit) continue;
+      if (automationLimit > 0 && (count.get(a) ?? 0) >= automationLimit) continue;
+      add(t);
+      add(a);
+      this.queued.splice(this.queued.indexOf(entry), 1);
+      const attempt = (this.attempts.get(entry.runId) ?? 0) + 1;
+      this.attempts.set(entry.runId, attempt);
+      const cancelRequested = this.cancelAsked.has(entry.runId);
+      this.owned.set(entry.runId, { ...entry, attempt, cancelSignalled: cancelRequested });
+      claims.push({
+        runId: entry.runId,
+        attempt,
+        takeover: entry.previousNode !== undefined,
+        previousNode: entry.previousNode ?? null,
+        cancelRequested,
+      });
+    }
+    return Promise.resolve(claims);
+  }
+
+  async completeWith(runId: string, status: string, end: RunEnd): Promise<boolean> {
+    if (!this.owned.has(runId)) return false;
+    try {
+      for (const event of end.events) await this.store.appendEvent(runId, event);
+      // The stored record is read back so index entries move from the state really there.
+      await this.store.update((await this.store.get(runId)) ?? end.record, end.record, end.detail);
+    } finally {
+      this.done(runId);
+      void status;
+    }
+    return true;
+  }
+
+  release(runId: string): Promise<boolean> {
+    const owned = this.owned.get(runId);
+    if (!owned) return Promise.resolve(false);
+    this.owned.delete(runId);
+    this.queued.push({ runId, tenant: owned.tenant, automationId: owned.automationId });
+    this.wake();
+    return Promise.resolve(true);
+  }
+
+  forget(runId: string): void {
+    const owned = this.owned.get(runId);
+    if (!owned) return;
+    this.owned.delete(runId);
+    this.queued.push({
+      runId,
+      tenant: owned.tenant,
+      automationId: owned.automationId,
+      previousNode: this.nodeId,
+    });
+    this.wake();
+  }
+
+  async cancel(runId: string): Promise<QueueCancel> {
+    const at = this.queued.findIndex((e) => e.runId === runId);
+    if (at >= 0) {
+      this.queued.splice(at, 1);
+      this.cancelAsked.delete(runId);
+      this.resolveWaiters(runId);
+      return { state: 'dequeued' };
+    }
+    const owned = this.owned.get(runId);
+    if (owned) {
+      if (!owned.cancelSignalled) {
+        owned.cancelSignalled = true;
+        for (const l of this.listeners.cancel) l(runId);
+      }
+      return { state: 'signalled', node: this.nodeId };
+    }
+    const run = await this.store.get(runId);
+    if (!run) return { state: 'unknown' };
+    if (TERMINAL.has(run.status)) return { state: 'finished' };
+    this.cancelAsked.add(runId);
+    return { state: 'not_queued' };
+  }
+
+  async waitForDone(runId: string): Promise<void> {
+    if (this.closed) throw new Error('the run queue is closed');
+    const done = new Promise<void>((resolve, reject) => {
+      let set = this.waiters.get(runId);
+      if (!set) this.waiters.set(runId, (set = new Set()));
+      set.add({ resolve, reject });
+    });
+    // Ended before the waiter was registered: its end is stored.
+    if (!this.queued.some((e) => e.runId === runId) && !this.owned.has(runId)) {
+      const run = await this.store.get(runId);
+      if (!run || TERMINAL.has(run.status)) this.resolveWaiters(runId);
+    }
+    return done;
+  }
+
+  async recover(): Promise<QueueRecovery> {
+    let requeued = 0;
+    const interrupted: QueueClaim[] = [];
+    for (const run of await this.store.unfinished()) {
+      const entry = { runId: run.id, tenant: run.tenant, automationId: run.automationId };
+      if (run.status === 'pending' || run.status === 'created') {
+        this.queued.push(entry);
+        requeued++;
+        continue;
+      }
+      const attempt = (this.attempts.get(run.id) ?? 0) + 1;
+      this.attempts.set(run.id, attempt);
+      this.owned.set(run.id, { ...entry, attempt, cancelSignalled: false });
+      interrupted.push({
+        runId: run.id,
+        attempt,
+        takeover: false,
+        previousNode: null,
+        cancelRequested: false,
+      });
+    }
+    if (requeued > 0) this.wake();
+    return { requeued, interrupted };
+  }
+
+  onWake(listener: () => void): void {
+    this.listeners.wake.push(listener);
+  }
+
+  onCancel(listener: (runId: string) => void): void {
+    this.listeners.cancel.push(listener);
+  }
+
+  onLost(listener: (runId: string) => void): void {
+    this.listeners.lost.push(listener);
+  }
+
+  /** Stops claiming; waiters still waiting are told the queue is gone. */
+  close(): void {
+    this.closed = true;
+    for (const [runId, set] of this.waiters) {
+      this.waiters.delete(runId);
+      for (const w of set) w.reject(new Error('the run queue is closed'));
+    }
+  }
+
+  private done(runId: string): void {
+    this.owned.delete(runId);
+    this.attempts.delete(runId);
+    this.cancelAsked.delete(runId);
+    this.resolveWaiters(runId);
+    // A slot freed: runs held back by a limit may be claimable now.
+    if (this.options.tenantConcurrency > 0 || this.options.automationConcurrency > 0) this.wake();
+  }
+
+  private resolveWaiters(runId: string): void {
+    const set = this.waiters.get(runId);
+    if (!set) return;
+    this.waiters.delete(runId);
+    for (const w of set) w.resolve();
+  }
+
+  private wake(): void {
+    // Many wakes in one turn make one: a claim takes all that is there.
+    if (this.wakePending || this.closed) return;
+    this.wakePending = true;
+    setImmediate(() => {
+      this.wakePending = false;
+      if (!this.closed) for (const l of this.listeners.wake) l();
+    });
+  }
+}

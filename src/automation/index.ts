@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { mountConsole } from '../core/console/routes.js';
+import { ServiceOperations, stateCheck } from '../core/observe/index.js';
 import { ArchivePool } from './archives/pool.js';
 import { RunPool } from './executor/pool.js';
 import type { FileStore } from './files/store.js';
@@ -28,6 +29,7 @@ import { automationRoutes } from './registry/routes.js';
 import { AutomationRegistry } from './registry/service.js';
 import { artifactRoutes } from './runs/artifact-routes.js';
 import { runRoutes } from './runs/routes.js';
+import { runMetrics } from './runs/metrics.js';
 import { RunService } from './runs/service.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
 import { qualityContributor } from './quality.js';
@@ -79,6 +81,9 @@ function builtinsDir(): string | undefined {
  */
 const API_PREFIXES = ['/api/v1', '/v1'] as const;
 
+/** The most queued runs the shared queue counts for the queue-depth gauge (one bounded query). */
+const QUEUE_DEPTH_BOUND = 100_000;
+
 function toRouterPattern(prefix: string, path: string): string {
   return prefix + path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1');
 }
@@ -95,7 +100,8 @@ export async function startAutomation(
   const settings = loadAutomationSettings(ctx.env, ctx.core);
   // Threads start on first use; built before anything opens so a bad setting leaks nothing.
   const evalPool = new ScriptPool(settings.evalPool);
-  const log = ctx.log.child({ service: 'automation' });
+  // The front-end thread's logger names the service already.
+  const log = ctx.log;
   await mkdir(settings.dataDir, { recursive: true });
   // With AUTOMATION_DATABASE_URL every node shares PostgreSQL: stores, run queue, API keys.
   let pg: PgBackend | undefined;
@@ -113,6 +119,22 @@ export async function startAutomation(
     threads: settings.poolThreads,
     cancelGraceMs: settings.cancelGraceMs,
   });
+  const ops = new ServiceOperations({
+    service: 'automation',
+    settings: ctx.core.observe,
+    log,
+    thread: { index: ctx.thread.index, serviceThreads: 1 },
+  });
+  let runService: RunService | undefined;
+  const runObserver = runMetrics(ops.metrics, {
+    // The shared queue counts every node's waiting runs (bounded); one node counts its own.
+    queueDepth: () => (pg ? pg.queue.queuedCount(QUEUE_DEPTH_BOUND) : (runService?.queued ?? 0)),
+    poolThreads: () => pool.threads,
+    poolBusy: () => pool.busy,
+    pgPool: pg ? () => pg.db.poolStats() : undefined,
+  });
+  if (pg) ops.readiness.register('postgresql', () => pg.db.query('SELECT 1').then(() => undefined));
+  else ops.readiness.register('lmdb', () => stores.runs.get('readyz-probe').then(() => undefined));
   const archives = new ArchivePool({
     threads: settings.archiveThreads,
     onError: (err) => log.error({ err }, 'archive worker failed'),
@@ -130,6 +152,10 @@ export async function startAutomation(
     });
     const registry = new AutomationRegistry(stores.automations, repo, settings.defaultTimeoutMs);
     const init = await registry.init();
+    ops.readiness.register(
+      'registry',
+      stateCheck(() => existsSync(repo.path), `the automation registry at ${repo.path} is missing`),
+    );
     if (init.created)
       log.info({ path: repo.path, from: init.opened, synced: init.synced }, 'automation registry created');
 
@@ -144,8 +170,10 @@ export async function startAutomation(
       },
       log,
       schemaPool: evalPool,
+      observer: runObserver,
       ...(pg ? { queue: queuePort(pg.queue), capacity: settings.poolThreads } : {}),
     });
+    runService = runs;
     const recovered = await runs.recover();
     if (recovered.requeued + recovered.failed > 0)
       log.info(recovered, 'runs left over from the last process');
@@ -217,6 +245,7 @@ export async function startAutomation(
         router.route(route.method, toRouterPattern(prefix, route.path), handler, options);
     }
 
+    ops.mount(router);
     mountConsole(router, { self: 'automation', ctx });
     const server = await startHttpServer({
       name: 'automation',
@@ -230,6 +259,7 @@ export async function startAutomation(
         method === 'GET' || method === 'HEAD' ? 'automation:read' : 'automation:write',
       log,
       transport: ctx.core.httpTransport,
+      observer: ops.observer,
     });
     ctx.directory?.publish('automation', server.port);
     ctx.health.register('automation', true);
@@ -250,10 +280,12 @@ export async function startAutomation(
       url: server.url,
       beginShutdown() {
         ctx.health.set('automation', false);
+        ops.beginShutdown();
       },
       async close() {
         if (closed) return;
         closed = true;
+        ops.beginShutdown();
         await server.close(ctx.core.shutdownGraceMs);
         for (const close of closers) await close();
         await runs.close();
@@ -261,6 +293,7 @@ export async function startAutomation(
         await archives.close();
         await evalPool.close();
         await closeStores();
+        ops.close();
       },
     };
   } catch (err) {
@@ -268,6 +301,7 @@ export async function startAutomation(
     await archives.close();
     await evalPool.close();
     await closeStores();
+    ops.close();
     throw err;
   }
 }

@@ -39,6 +39,7 @@ function workerFile(): string {
 
 export class RunPool {
   private readonly piscina: Piscina;
+  private running = 0;
 
   constructor(private readonly options: RunPoolOptions) {
     this.piscina = new Piscina({
@@ -54,6 +55,11 @@ export class RunPool {
 
   get threads(): number {
     return this.options.threads;
+  }
+
+  /** Threads running a run now (started, not yet settled). */
+  get busy(): number {
+    return this.running;
   }
 
   submit(task: Omit<RunTask, 'port'>, onMessage: (msg: WorkerMessage) => void, timeoutMs: number): RunHandle {
@@ -72,6 +78,7 @@ export class RunPool {
     const finish = (result: RunOutcome) => {
       if (settled) return;
       settled = true;
+      if (started) this.running--;
       clearTimeout(graceTimer);
       clearTimeout(timeoutTimer);
       channel.port1.close();
@@ -103,6 +110,7 @@ export class RunPool {
     channel.port1.on('message', (msg: WorkerMessage) => {
       if (settled) return;
       if (msg.t === 'started') {
+        if (!started) this.running++;
         started = true;
         if (timeoutMs > 0) {
           timeoutTimer = setTimeout(() => {

@@ -23,6 +23,7 @@ import { checkSchema, type JsonSchema, type ScriptPool } from '../evals/index.js
 import { newRunId, sampleRank } from './ids.js';
 import { listRuns, type RunListPage, type RunListQuery } from './list.js';
 import type { RunStore } from './store.js';
+import type { RunObserver } from './metrics.js';
 import type { QueueClaim, SharedRunQueue } from './queue.js';
 import {
   emptyDetail,
@@ -121,6 +122,8 @@ export interface RunServiceOptions {
    */
   queue?: SharedRunQueue;
   capacity?: number;
+  /** Told of runs starting, ending and being taken over (the service's metrics). */
+  observer?: RunObserver;
 }
 
 export class RunService {
@@ -570,6 +573,7 @@ export class RunService {
         active.record = { ...previous, status: 'running', startedAt: Date.parse(msg.at) };
         track(active, this.store.update(previous, active.record));
         this.event(active, 'run.started', { status: 'running' }, msg.at);
+        this.options.observer?.started(active.record);
         break;
       }
       case 'event': {
@@ -745,6 +749,7 @@ export class RunService {
         break;
       }
     }
+    this.options.observer?.ended(next);
     this.active.delete(next.id);
     const waiting = this.waiters.get(next.id);
     if (waiting) {
@@ -921,6 +926,7 @@ export class RunService {
         files: previous.files.filter((f) => f.role === 'input'),
       };
       track(active, this.store.update(previous, active.record));
+      this.options.observer?.takenOver(active.record);
       this.event(active, 'run.taken_over', {
         status: 'pending',
         message: `the lease of node ${claim.previousNode ?? 'unknown'} expired; run again on node ${queue.nodeId}`,
@@ -1046,6 +1052,7 @@ export class RunService {
       metadata: { code: 'cancelled' },
     });
     await this.store.update(run, next);
+    this.options.observer?.ended(next);
     return { run: next, state: 'cancelled', wasStatus };
   }
 

@@ -48,6 +48,7 @@ export class LmdbTopicLog implements TopicLog {
   private readonly listeners = new Set<AppendListener>();
   private nextTopicId = 1;
   private creating = new Set<string>();
+  private closed = false;
 
   constructor(root: RootDatabase) {
     this.records = root.openDB<Buffer, Buffer>({
@@ -276,7 +277,15 @@ export class LmdbTopicLog implements TopicLog {
     return () => this.listeners.delete(listener);
   }
 
+  /** The environment is open and a read of the topic table succeeds. */
+  probe(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the topic log is closed'));
+    this.topicDb.doesExist('');
+    return Promise.resolve();
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
     this.listeners.clear();
     await this.records.flushed;
   }

@@ -42,9 +42,10 @@ export function parseProm(text: string): Exposition {
       if (!l || l.index !== at) throw new Error(`bad labels: ${line}`);
       labels[l[1]!] = l[2]!;
     }
-    const raw = m[4]!;
-    const value = raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : raw === 'NaN' ? NaN : Number(raw);
-    if (Number.isNaN(value) && raw !== 'NaN') throw new Error(`bad value: ${line}`);
+    // Prometheus reads values as Go's ParseFloat does: NaN and Inf in any letter case.
+    const raw = m[4]!.toLowerCase();
+    const value = /^[+]?inf$/.test(raw) ? Infinity : raw === '-inf' ? -Infinity : raw === 'nan' ? NaN : Number(raw);
+    if (Number.isNaN(value) && raw !== 'nan') throw new Error(`bad value: ${line}`);
     samples.push({ name: m[1]!, labels, value });
   }
   return { samples, types };

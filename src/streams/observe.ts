@@ -47,7 +47,9 @@ export class StreamsMetrics {
 
   constructor(private readonly ops: ServiceOperations) {
     const m = ops.metrics;
-    this.produced = m.counter('sluice_streams_records_produced_total', 'Records appended to topics', ['topic']);
+    this.produced = m.counter('sluice_streams_records_produced_total', 'Records appended to topics', [
+      'topic',
+    ]);
     this.producedBytes = m.counter(
       'sluice_streams_bytes_produced_total',
       'Bytes of record keys and values appended to topics',

@@ -23,7 +23,9 @@ export function httpMetricsObserver(metrics: MetricsRegistry, service: string): 
     'Time from the request head to the end of the answer',
     labels,
   );
-  const inflight = metrics.gauge('sluice_http_requests_in_flight', 'HTTP requests being answered', ['service']);
+  const inflight = metrics.gauge('sluice_http_requests_in_flight', 'HTTP requests being answered', [
+    'service',
+  ]);
   const sockets = metrics.gauge('sluice_http_websockets_open', 'Open WebSocket connections', ['service']);
   const own = { service };
   inflight.set(own, 0);

@@ -37,7 +37,9 @@ export interface HistogramMetric {
 }
 
 /** Seconds: 1 ms to 60 s (requests, produce, publish). */
-export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+export const LATENCY_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
 /** Seconds: 10 ms to 1 h (automation runs and their queue wait). */
 export const RUN_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
@@ -60,7 +62,10 @@ export interface MetricsOptions {
 export class MetricsRegistry {
   private readonly registry = new Registry();
   private readonly channel: BroadcastChannel | undefined;
-  private readonly waiting = new Map<string, (metrics: MetricObjectWithValues<MetricValue<string>>[]) => void>();
+  private readonly waiting = new Map<
+    string,
+    (metrics: MetricObjectWithValues<MetricValue<string>>[]) => void
+  >();
   private asked = 0;
 
   constructor(private readonly options: MetricsOptions) {
@@ -87,15 +92,14 @@ export class MetricsRegistry {
     labelNames: readonly string[] = [],
     collect?: (gauge: GaugeMetric) => void | Promise<void>,
   ): GaugeMetric {
-    let handle: GaugeMetric | undefined;
-    const gauge = new Gauge({
+    const gauge: Gauge = new Gauge({
       name,
       help,
       labelNames,
       registers: [this.registry],
-      ...(collect ? { collect: () => collect(handle!) } : {}),
+      ...(collect ? { collect: () => collect(handle) } : {}),
     });
-    handle = {
+    const handle: GaugeMetric = {
       set: (labels, value) => gauge.set(labels, value),
       inc: (labels = {}, value = 1) => gauge.inc(labels, value),
       dec: (labels = {}, value = 1) => gauge.dec(labels, value),
@@ -110,7 +114,13 @@ export class MetricsRegistry {
     labelNames: readonly string[],
     buckets: readonly number[] = LATENCY_BUCKETS,
   ): HistogramMetric {
-    const histogram = new Histogram({ name, help, labelNames, buckets: [...buckets], registers: [this.registry] });
+    const histogram = new Histogram({
+      name,
+      help,
+      labelNames,
+      buckets: [...buckets],
+      registers: [this.registry],
+    });
     return { observe: (labels, value) => histogram.observe(labels, value) };
   }
 
@@ -156,7 +166,8 @@ export class MetricsRegistry {
       return;
     }
     void this.registry.getMetricsAsJSON().then(
-      (metrics) => this.channel?.postMessage({ type: 'answer', id: message.id, metrics } satisfies PeerMessage),
+      (metrics) =>
+        this.channel?.postMessage({ type: 'answer', id: message.id, metrics } satisfies PeerMessage),
       () => undefined,
     );
   }

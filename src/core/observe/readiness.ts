@@ -61,7 +61,8 @@ export class ReadinessRegistry {
   }
 
   private results(): Promise<Record<string, CheckResult>> {
-    if (this.last && performance.now() - this.last.at < this.cacheMs) return Promise.resolve(this.last.checks);
+    if (this.last && performance.now() - this.last.at < this.cacheMs)
+      return Promise.resolve(this.last.checks);
     // Probes that arrive while a round runs share it.
     this.running ??= this.runAll().finally(() => (this.running = undefined));
     return this.running;

@@ -7,7 +7,10 @@ import type { ConfiguredStores } from './factory.js';
 /** A key no rate limit counter uses: EXISTS on it is a round trip that changes nothing. */
 const PROBE_KEY = 'sluice:readyz';
 
-export function registerStoreReadiness(readiness: ReadinessRegistry, stores: ConfiguredStores | undefined): void {
+export function registerStoreReadiness(
+  readiness: ReadinessRegistry,
+  stores: ConfiguredStores | undefined,
+): void {
   if (!stores) return;
   if (stores.redis) {
     const pool = stores.redis.pool;

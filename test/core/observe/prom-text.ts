@@ -44,7 +44,13 @@ export function parseProm(text: string): Exposition {
     }
     // Prometheus reads values as Go's ParseFloat does: NaN and Inf in any letter case.
     const raw = m[4]!.toLowerCase();
-    const value = /^[+]?inf$/.test(raw) ? Infinity : raw === '-inf' ? -Infinity : raw === 'nan' ? NaN : Number(raw);
+    const value = /^[+]?inf$/.test(raw)
+      ? Infinity
+      : raw === '-inf'
+        ? -Infinity
+        : raw === 'nan'
+          ? NaN
+          : Number(raw);
     if (Number.isNaN(value) && raw !== 'nan') throw new Error(`bad value: ${line}`);
     samples.push({ name: m[1]!, labels, value });
   }
@@ -56,7 +62,11 @@ export function familyNames(exposition: Exposition): Set<string> {
   return new Set(exposition.types.keys());
 }
 
-export function sampleValue(exposition: Exposition, name: string, labels: Record<string, string> = {}): number | undefined {
+export function sampleValue(
+  exposition: Exposition,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   const found = exposition.samples.find(
     (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
   );

@@ -16,11 +16,15 @@ async function readyStatus(url: string): Promise<{ status: number; body: any }> 
 }
 
 async function waitReady(url: string, status: number, check: string): Promise<any> {
-  return waitUntil(`/readyz ${status} (${check})`, async () => {
-    const r = await readyStatus(url);
-    if (r.status !== status) return undefined;
-    return r.body;
-  }, { intervalMs: 100 });
+  return waitUntil(
+    `/readyz ${status} (${check})`,
+    async () => {
+      const r = await readyStatus(url);
+      if (r.status !== status) return undefined;
+      return r.body;
+    },
+    { intervalMs: 100 },
+  );
 }
 
 async function outageAndReturn(
@@ -61,7 +65,12 @@ describe('ratelimit on Redis', { skip: redisAvailable ? false : 'redis-server is
   });
 
   it('/readyz is 503 naming redis while Redis is down, 200 when it is back', async () => {
-    await outageAndReturn(s, 'redis', () => redis.kill(), () => redis.restart());
+    await outageAndReturn(
+      s,
+      'redis',
+      () => redis.kill(),
+      () => redis.restart(),
+    );
   });
 });
 
@@ -116,7 +125,12 @@ describe('automation on PostgreSQL', { skip: postgresSkip }, () => {
   });
 
   it('/readyz is 503 naming postgresql while PostgreSQL is down, 200 when it is back', async () => {
-    await outageAndReturn(s, 'postgresql', () => server.shutdown(), () => server.start());
+    await outageAndReturn(
+      s,
+      'postgresql',
+      () => server.shutdown(),
+      () => server.start(),
+    );
     const text = await (await fetch(s.url + '/metrics')).text();
     assert.match(text, /^sluice_automation_pg_pool_connections\{state="total"\} \d+$/m);
   });

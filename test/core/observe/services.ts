@@ -18,7 +18,10 @@ export interface Started {
   stop(): Promise<void>;
 }
 
-export async function startService(name: ServiceUnderTest, env: Record<string, string> = {}): Promise<Started> {
+export async function startService(
+  name: ServiceUnderTest,
+  env: Record<string, string> = {},
+): Promise<Started> {
   const test = await makeTestContext({
     env: { AUTOMATION_POOL_THREADS: '1', STREAMS_DEFAULT_PARTITIONS: '1', ...env },
   });
@@ -34,7 +37,8 @@ export async function startService(name: ServiceUnderTest, env: Record<string, s
     await test.cleanup();
     throw error;
   }
-  const url = name === 'automation' ? (service as { url: string } & RunningService).url : service.addresses.http!;
+  const url =
+    name === 'automation' ? (service as { url: string } & RunningService).url : service.addresses.http!;
   let stopped = false;
   return {
     url,
@@ -50,7 +54,10 @@ export async function startService(name: ServiceUnderTest, env: Record<string, s
   };
 }
 
-export async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+export async function getJson(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
   const res = await fetch(url, { headers });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };

@@ -61,17 +61,22 @@ describe('SLUICE_ACCESS_LOG', () => {
   });
 
   let raw: string[] = [];
-  async function streamsLogging(env: Record<string, string>): Promise<{ url: string; token: string; lines: any[] }> {
+  async function streamsLogging(
+    env: Record<string, string>,
+  ): Promise<{ url: string; token: string; lines: any[] }> {
     raw = [];
     test = await makeTestContext({ env: { STREAMS_DEFAULT_PARTITIONS: '1', ...env } });
     const lines: any[] = [];
     // The front-end thread's logger, as frontend.ts makes it: bound to the service's name.
-    const log = pino({ level: 'info', base: null }, {
+    const log = pino(
+      { level: 'info', base: null },
+      {
         write: (line: string) => {
           raw.push(line);
           lines.push(JSON.parse(line));
         },
-      }).child({
+      },
+    ).child({
       service: 'streams',
     });
     service = await startStreams({ ...test.ctx, log });

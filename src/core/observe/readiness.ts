@@ -83,7 +83,6 @@ export class ReadinessRegistry {
         () => resolve({ ready: false, reason: `no answer within ${this.timeoutMs} ms` }),
         this.timeoutMs,
       );
-      timer.unref();
       const settle = (result: CheckResult) => {
         clearTimeout(timer);
         resolve(result);

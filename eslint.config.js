@@ -37,6 +37,12 @@ export const BOUNDARIES = [
   },
   { module: 'pino', allowed: ['src/core/log.ts'], use: 'src/core/log.ts (createLogger, type Logger)' },
   {
+    module: 'prom-client',
+    // The services' metrics registry, and the rate limit statistics' Prometheus renderer.
+    allowed: ['src/core/observe/metrics.ts', 'src/ratelimit/stats/outputs/prom-render.ts'],
+    use: 'src/core/observe (MetricsRegistry: counter, gauge, histogram)',
+  },
+  {
     module: 'ajv',
     allowed: ['src/automation/schemas/compiler.ts'],
     use: 'src/automation/schemas/compiler.ts (one dialect choice, one bounded cache)',

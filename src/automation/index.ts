@@ -11,6 +11,7 @@ import { loggedReserve } from '../core/disk/reserve.js';
 import { Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { mountConsole } from '../core/console/routes.js';
+import { ServiceOperations, stateCheck } from '../core/observe/index.js';
 import { ArchivePool } from './archives/pool.js';
 import { RunPool } from './executor/pool.js';
 import type { FileStore } from './files/store.js';
@@ -29,6 +30,7 @@ import { automationRoutes } from './registry/routes.js';
 import { AutomationRegistry } from './registry/service.js';
 import { artifactRoutes } from './runs/artifact-routes.js';
 import { runRoutes } from './runs/routes.js';
+import { runMetrics } from './runs/metrics.js';
 import { RunService } from './runs/service.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
 import { qualityContributor } from './quality.js';
@@ -83,6 +85,9 @@ function builtinsDir(): string | undefined {
  */
 const API_PREFIXES = ['/api/v1', '/v1'] as const;
 
+/** The most queued runs the shared queue counts for the queue-depth gauge (one bounded query). */
+const QUEUE_DEPTH_BOUND = 100_000;
+
 function toRouterPattern(prefix: string, path: string): string {
   return prefix + path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1');
 }
@@ -99,7 +104,8 @@ export async function startAutomation(
   const settings = loadAutomationSettings(ctx.env, ctx.core);
   // Threads start on first use; built before anything opens so a bad setting leaks nothing.
   const evalPool = new ScriptPool(settings.evalPool);
-  const log = ctx.log.child({ service: 'automation' });
+  // The front-end thread's logger names the service already.
+  const log = ctx.log;
   await mkdir(settings.dataDir, { recursive: true });
   // With AUTOMATION_DATABASE_URL every node shares PostgreSQL: stores, run queue, API keys.
   let pg: PgBackend | undefined;
@@ -130,6 +136,21 @@ export async function startAutomation(
     cancelGraceMs: settings.cancelGraceMs,
     diskReserveBytes: ctx.core.diskReserveBytes,
   });
+  const ops = new ServiceOperations({
+    service: 'automation',
+    settings: ctx.core.observe,
+    log,
+    thread: { index: ctx.thread.index, serviceThreads: 1 },
+  });
+  const runObserver = runMetrics(ops.metrics, {
+    // The shared queue counts every node's waiting runs (bounded); one node counts its own.
+    queueDepth: () => (pg ? pg.queue : localQueue!).queuedCount(QUEUE_DEPTH_BOUND),
+    poolThreads: () => pool.threads,
+    poolBusy: () => pool.busy,
+    pgPool: pg ? () => pg.db.poolStats() : undefined,
+  });
+  if (pg) ops.readiness.register('postgresql', () => pg.db.query('SELECT 1').then(() => undefined));
+  else ops.readiness.register('lmdb', () => stores.runs.get('readyz-probe').then(() => undefined));
   const archives = new ArchivePool({
     threads: settings.archiveThreads,
     onError: (err) => log.error({ err }, 'archive worker failed'),
@@ -147,6 +168,10 @@ export async function startAutomation(
     });
     const registry = new AutomationRegistry(stores.automations, repo, settings.defaultTimeoutMs);
     const init = await registry.init();
+    ops.readiness.register(
+      'registry',
+      stateCheck(() => existsSync(repo.path), `the automation registry at ${repo.path} is missing`),
+    );
     if (init.created)
       log.info({ path: repo.path, from: init.opened, synced: init.synced }, 'automation registry created');
 
@@ -161,6 +186,7 @@ export async function startAutomation(
       },
       log,
       schemaPool: evalPool,
+      observer: runObserver,
       queue: pg ? queuePort(pg.queue) : localQueue!,
       sharing: pg ? throughSharedStores(stores.blobs, registry) : localOnly,
       capacity: settings.poolThreads,
@@ -244,6 +270,7 @@ export async function startAutomation(
         router.route(route.method, toRouterPattern(prefix, route.path), handler, options);
     }
 
+    ops.mount(router);
     mountConsole(router, { self: 'automation', ctx });
     const server = await startHttpServer({
       name: 'automation',
@@ -257,6 +284,7 @@ export async function startAutomation(
         method === 'GET' || method === 'HEAD' ? 'automation:read' : 'automation:write',
       log,
       transport: ctx.core.httpTransport,
+      observer: ops.observer,
     });
     ctx.directory?.publish('automation', server.port);
     ctx.health.register('automation', true);
@@ -277,10 +305,12 @@ export async function startAutomation(
       url: server.url,
       beginShutdown() {
         ctx.health.set('automation', false);
+        ops.beginShutdown();
       },
       async close() {
         if (closed) return;
         closed = true;
+        ops.beginShutdown();
         await server.close(ctx.core.shutdownGraceMs);
         for (const close of closers) await close();
         await runs.close();
@@ -288,6 +318,7 @@ export async function startAutomation(
         await archives.close();
         await evalPool.close();
         await closeStores();
+        ops.close();
       },
     };
   } catch (err) {
@@ -295,6 +326,7 @@ export async function startAutomation(
     await archives.close();
     await evalPool.close();
     await closeStores();
+    ops.close();
     throw err;
   }
 }

@@ -7,6 +7,7 @@ import type { HttpServerHandle } from '../core/http/index.js';
 import type { RunningGrpcServer } from '../core/grpc/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { consoleCors, mountConsole } from '../core/console/routes.js';
+import { ServiceOperations } from '../core/observe/index.js';
 import { loadCoreSettings, type EnvReader } from '../core/settings/index.js';
 import { ConfigManager } from './config/manager.js';
 import { FileConfigProvider, type ConfigProvider } from './config/provider.js';
@@ -25,6 +26,7 @@ import { loadRateLimitSettings, toGrpcServerTls, type ServerSettings } from './s
 import { STAT } from './stats/names.js';
 import { createStatsBuffer, SharedStatsTable } from './stats/shared-table.js';
 import { createConfiguredStores } from './store/factory.js';
+import { registerStoreReadiness } from './store/readiness.js';
 import { createMemoryStoreBuffer, MemoryCounterStore } from './store/memory.js';
 
 export { loadRateLimitSettings } from './settings/index.js';
@@ -73,6 +75,14 @@ export async function startRatelimit(
     stats,
   });
   const store = shared?.store ?? memory;
+  // Every thread serves the HTTP port: /metrics sums the threads (core/observe/metrics.ts).
+  const ops = new ServiceOperations({
+    service: 'ratelimit',
+    settings: ctx.core.observe,
+    log,
+    thread: { index: ctx.thread.index, serviceThreads: ctx.thread.count },
+  });
+  registerStoreReadiness(ops.readiness, shared);
 
   let lastUntrackedLog = 0;
   const fullStat = stats.handle(STAT.memoryStoreFull);
@@ -143,7 +153,9 @@ export async function startRatelimit(
       transport: ctx.core.httpTransport,
       thread: ctx.thread.index,
       authenticator: ctx.auth,
+      observer: ops.observer,
       extend: (router) => {
+        ops.mount(router);
         ratelimitConsoleRoutes(router, { engine, stats });
         mountConsole(router, { self: 'ratelimit', ctx });
       },
@@ -215,6 +227,7 @@ export async function startRatelimit(
     await config.close();
     await tracer.close();
     await shared?.close();
+    ops.close();
     throw error;
   }
 
@@ -223,14 +236,17 @@ export async function startRatelimit(
     addresses,
     beginShutdown() {
       health.set('sigterm', false);
+      ops.beginShutdown();
     },
     async close() {
       health.set('sigterm', false);
+      ops.beginShutdown();
       await Promise.allSettled(servers.map((s) => s.close()));
       await config.close();
       await tracer.close();
       await shared?.close();
       await memory.close();
+      ops.close();
     },
   };
 }

@@ -7,6 +7,7 @@ import { loggedReserve } from '../core/disk/reserve.js';
 import { startHttpServer } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { consoleCors, mountConsole } from '../core/console/routes.js';
+import { ServiceOperations } from '../core/observe/index.js';
 import { ConsumerGroups } from './groups/coordinator.js';
 import { openGroupStore } from './groups/open.js';
 import { streamsErrorBody } from './http/errors.js';
@@ -17,6 +18,7 @@ import { Partitioner } from './log/partitioner.js';
 import type { TopicLog } from './log/types.js';
 import { RetentionRunner } from './retention.js';
 import { loadStreamsSettings } from './settings.js';
+import { StreamsMetrics } from './observe.js';
 import { openStreamsEnvironment } from './storage.js';
 
 export { loadStreamsSettings, type StreamsSettings } from './settings.js';
@@ -41,20 +43,31 @@ export async function startStreams(
     );
   }
   const settings = loadStreamsSettings(ctx.env);
-  const log = ctx.log.child({ service: 'streams' });
+  // The front-end thread's logger names the service already.
+  const log = ctx.log;
+  const ops = new ServiceOperations({
+    service: 'streams',
+    settings: ctx.core.observe,
+    log,
+    thread: { index: ctx.thread.index, serviceThreads: 1 },
+  });
+  const metrics = new StreamsMetrics(ops);
   const streamsDir = join(ctx.core.dataDir, 'streams');
   const root = openStreamsEnvironment(streamsDir);
   let topicLog: TopicLog;
   try {
-    topicLog =
+    topicLog = metrics.meter(
       settings.nats !== undefined
         ? await JetStreamTopicLog.open(settings.nats, {
             name: 'sluice-streams',
             onRetry: (error) => log.warn({ err: error.message }, 'JetStream not ready yet; retrying'),
+            observe: metrics.jetStreamObserver(),
           })
-        : new LmdbTopicLog(root, loggedReserve('streams log', streamsDir, ctx.core.diskReserveBytes, log));
+        : new LmdbTopicLog(root, loggedReserve('streams log', streamsDir, ctx.core.diskReserveBytes, log)),
+    );
   } catch (error) {
     await root.close();
+    ops.close();
     throw error;
   }
   if (settings.nats !== undefined) {
@@ -69,6 +82,7 @@ export async function startStreams(
   } catch (error) {
     await topicLog.close();
     await root.close();
+    ops.close();
     throw error;
   }
   const groups = new ConsumerGroups(
@@ -89,6 +103,9 @@ export async function startStreams(
     partitioner: new Partitioner(),
     baseUrl: () => url,
   });
+  ops.mount(router);
+  ops.readiness.register(settings.nats !== undefined ? 'nats' : 'lmdb', () => topicLog.probe());
+  metrics.watchLag(topicLog, groups);
   mountConsole(router, { self: 'streams', ctx });
   const cors = consoleCors('streams', ctx);
   let server;
@@ -104,6 +121,7 @@ export async function startStreams(
       defaultScope: 'streams:read',
       log,
       transport: ctx.core.httpTransport,
+      observer: ops.observer,
       ...(cors ? { cors } : {}),
     });
   } catch (error) {
@@ -111,6 +129,7 @@ export async function startStreams(
     await groupStore.close();
     await topicLog.close();
     await root.close();
+    ops.close();
     throw error;
   }
   url = server.url;
@@ -145,9 +164,11 @@ export async function startStreams(
     addresses: { http: server.url },
     beginShutdown() {
       ctx.health.set('streams', false);
+      ops.beginShutdown();
     },
     close() {
       closing ??= (async () => {
+        ops.beginShutdown();
         clearInterval(expiry);
         await retention.stop();
         groups.close();
@@ -158,6 +179,7 @@ export async function startStreams(
         await groupStore.close();
         await topicLog.close();
         await root.close();
+        ops.close();
         ctx.health.unregister('streams');
       })();
       return closing;

@@ -250,6 +250,13 @@ export function runTopicLogContract(backend: string, makeFixture: () => Promise<
       assert.deepEqual(await log.append(topic, [record(0, { ok: 2 })]), [0]);
     });
 
+    it('probe (readiness) resolves while the log is open and rejects once it is closed', async () => {
+      await log.probe();
+      const closed = await fixture.open();
+      await closed.close();
+      await assert.rejects(closed.probe(), /closed/);
+    });
+
     it('after a close and reopen: topics, records and ends are there, and offsets continue', async () => {
       const topicName = name('durable');
       const topic = await log.createTopic(topicName, 2);

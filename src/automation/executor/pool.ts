@@ -41,6 +41,7 @@ function workerFile(): string {
 
 export class RunPool {
   private readonly piscina: Piscina;
+  private running = 0;
 
   constructor(private readonly options: RunPoolOptions) {
     this.piscina = new Piscina({
@@ -56,6 +57,11 @@ export class RunPool {
 
   get threads(): number {
     return this.options.threads;
+  }
+
+  /** Threads running a run now (started, not yet settled). */
+  get busy(): number {
+    return this.running;
   }
 
   submit(
@@ -78,6 +84,7 @@ export class RunPool {
     const finish = (result: RunOutcome) => {
       if (settled) return;
       settled = true;
+      if (started) this.running--;
       clearTimeout(graceTimer);
       clearTimeout(timeoutTimer);
       channel.port1.close();
@@ -109,6 +116,7 @@ export class RunPool {
     channel.port1.on('message', (msg: WorkerMessage) => {
       if (settled) return;
       if (msg.t === 'started') {
+        if (!started) this.running++;
         started = true;
         if (timeoutMs > 0) {
           timeoutTimer = setTimeout(() => {

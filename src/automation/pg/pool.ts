@@ -106,6 +106,11 @@ export class PgDatabase implements Queryable {
     this.pool.on('error', (err) => options.onIdleError?.(err));
   }
 
+  /** The pool's connections: open, idle, and callers waiting for one. */
+  poolStats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
   async query<R extends QueryResultRow = Record<string, unknown>>(
     text: string,
     values?: readonly unknown[],

@@ -85,6 +85,7 @@ export class Cancels {
       errorCode: 'cancelled',
     };
     await this.recorder.endUnclaimed(run, next);
+    this.e.options.observer?.ended(next);
     return { run: next, state: 'cancelled', wasStatus };
   }
 }

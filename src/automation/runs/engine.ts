@@ -12,6 +12,7 @@ import type { ScriptPool } from '../evals/index.js';
 import { runFolder } from './folder.js';
 import type { RunQueue } from './queue.js';
 import type { RunSharing } from './sharing.js';
+import type { RunObserver } from './metrics.js';
 import type { RunStore } from './store.js';
 import { TERMINAL, type RunDetail, type RunRecord } from './types.js';
 
@@ -31,6 +32,8 @@ export interface RunServiceOptions {
   sharing: RunSharing;
   /** How many runs this node executes at once (its pool's threads). */
   capacity: number;
+  /** Told of each run that starts, ends or is taken over (the service's metrics). */
+  observer?: RunObserver;
 }
 
 export interface ActiveRun {

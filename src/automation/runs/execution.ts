@@ -118,6 +118,7 @@ export class Execution {
         output: null,
         files: record.files.filter((f) => f.role === 'input'),
       });
+      this.e.options.observer?.takenOver(active.record);
       this.recorder.event(active, 'run.taken_over', {
         status: 'pending',
         message: `the lease of node ${claim.previousNode ?? 'unknown'} expired; run again on node ${queue.nodeId}`,
@@ -231,6 +232,7 @@ export class Execution {
       case 'started': {
         this.recorder.change(active, { ...active.record, status: 'running', startedAt: Date.parse(msg.at) });
         this.recorder.event(active, 'run.started', { status: 'running' }, msg.at);
+        this.e.options.observer?.started(active.record);
         break;
       }
       case 'event': {

@@ -14,6 +14,7 @@ import { hasScope } from '../auth/types.js';
 import { BodyReader, tooLarge } from './body.js';
 import { corsFor } from './cors.js';
 import type { Exchange, ExchangeHooks } from './exchange.js';
+import { NO_ROUTE, type RequestObserver } from './observer.js';
 import type { WebSocketRoute } from './router.js';
 import type { HttpServerHandle, HttpServerOptions } from './server.js';
 import { displayUrl, type TransportInfo } from './transport.js';
@@ -43,14 +44,18 @@ export class HttpCore {
   private readonly maxBody: number;
   private isDraining = false;
   private drained: (() => void) | undefined;
+  private readonly observer: RequestObserver | undefined;
 
   constructor(readonly options: HttpServerOptions) {
     this.maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+    const observer = (this.observer = options.observer);
     this.hooks = {
       errorBody: options.errorBody,
       draining: () => this.isDraining,
+      started: observer ? () => observer.requestStarted() : () => undefined,
       finished: (exchange) => {
         this.inflight.delete(exchange);
+        if (observer) this.observe(observer, exchange);
         if (this.isDraining && this.inflight.size === 0) this.drained?.();
       },
       failed: (exchange, error) => this.answerError(exchange, error),
@@ -59,6 +64,28 @@ export class HttpCore {
 
   get draining(): boolean {
     return this.isDraining;
+  }
+
+  /** A WebSocket was accepted (the transports call this and socketClosed, once each). */
+  socketOpened(): void {
+    this.observer?.socketOpened();
+  }
+
+  socketClosed(): void {
+    this.observer?.socketClosed();
+  }
+
+  private observe(observer: RequestObserver, exchange: Exchange): void {
+    const request = exchange.request;
+    observer.requestFinished({
+      method: request.method,
+      route: exchange.route || NO_ROUTE,
+      status: exchange.sent || exchange.statusSent === 101 ? exchange.statusSent : 499,
+      durationSeconds: (performance.now() - exchange.startedAt) / 1000,
+      bytes: exchange.bytesWritten,
+      requestId: exchange.requestId,
+      tenant: request.principal?.tenant,
+    });
   }
 
   /** An HTTP request whose head has arrived: route, authenticate, attach the body, run the handler. */
@@ -93,6 +120,7 @@ export class HttpCore {
     }
     const { route, params } = match;
     exchange.request.params = params;
+    exchange.route = route.pattern;
 
     const declared = headers['content-length'];
     const hasBody =
@@ -135,6 +163,7 @@ export class HttpCore {
    */
   upgrade(exchange: Exchange, route: WebSocketRoute, accept: (data: Record<string, unknown>) => void): void {
     this.inflight.add(exchange);
+    exchange.route = route.pattern;
     // Browsers cannot set an Authorization header on a WebSocket; their key may come as a
     // subprotocol instead (credentials.ts), taken as if it were that header.
     const headers = exchange.request.headers;
@@ -147,7 +176,7 @@ export class HttpCore {
       if (exchange.aborted) return;
       exchange.sent = true;
       accept(data);
-      this.inflight.delete(exchange);
+      exchange.upgraded();
     });
   }
 

@@ -28,6 +28,8 @@ export function statusLine(code: number): string {
 
 export interface ExchangeHooks {
   errorBody: ErrorBodyFactory;
+  /** Called once as the exchange is made (the request head has arrived). */
+  started(exchange: Exchange): void;
   /** Called once when the response is complete or the client went away. */
   finished(exchange: Exchange): void;
   /** True while the server drains: responses then close their connection. */
@@ -131,6 +133,12 @@ export abstract class Exchange implements HttpResponse, BodySource {
   readonly request: Request;
   sent = false;
   aborted = false;
+  /** When the request head arrived (performance.now()), for the request observer. */
+  readonly startedAt = performance.now();
+  /** The matched route's pattern, set by the core once routed (empty: no route matched). */
+  route = '';
+  /** Body bytes handed to the socket. */
+  bytesWritten = 0;
 
   protected statusCode = 200;
   protected headerList: [string, string][] = [];
@@ -148,6 +156,18 @@ export abstract class Exchange implements HttpResponse, BodySource {
     private readonly hooks: ExchangeHooks,
   ) {
     this.request = new Request(this, method, path, rawQuery, headers, requestId);
+    hooks.started(this);
+  }
+
+  /** The status of the answer (as set so far; final once finished). */
+  get statusSent(): number {
+    return this.statusCode;
+  }
+
+  /** The request became a WebSocket: its HTTP exchange is over (101 Switching Protocols). */
+  upgraded(): void {
+    this.statusCode = 101;
+    this.finish();
   }
 
   // ---- what a transport provides ----
@@ -233,6 +253,7 @@ export abstract class Exchange implements HttpResponse, BodySource {
     if (this.sent || this.aborted) return;
     this.sent = true;
     this.request.releaseBody();
+    if (this.request.method !== 'HEAD') this.bytesWritten += byteLength(body);
     this.writeWhole(body, this.closing || this.hooks.draining());
     this.finish();
   }
@@ -272,6 +293,7 @@ export abstract class Exchange implements HttpResponse, BodySource {
       end: (chunk) => {
         if (this.aborted) return;
         this.request.releaseBody();
+        if (chunk !== undefined && this.request.method !== 'HEAD') this.bytesWritten += byteLength(chunk);
         this.writeStreamEnd(chunk, this.closing || this.hooks.draining());
         this.finish();
       },
@@ -290,6 +312,7 @@ export abstract class Exchange implements HttpResponse, BodySource {
 
   private writeChunk(chunk: Buffer | string): Promise<void> {
     if (this.aborted) return Promise.reject(new HttpError(499, 'aborted', 'client closed the connection'));
+    this.bytesWritten += byteLength(chunk);
     if (this.writeStreamChunk(chunk)) return Promise.resolve();
     // Backpressure: the socket keeps the chunk; wait until it drains before producing more.
     return new Promise((resolve, reject) => {
@@ -304,6 +327,10 @@ export abstract class Exchange implements HttpResponse, BodySource {
     this.finishedOnce = true;
     this.hooks.finished(this);
   }
+}
+
+function byteLength(body: Buffer | string | Uint8Array): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
 }
 
 /** 415 unless the request's media type (parameters ignored) is one of `types`. */

@@ -418,6 +418,7 @@ export async function startNodeServer(
         route.options.maxBackpressureBytes ?? 1024 * 1024,
       );
       sockets.add(conn);
+      core.socketOpened();
       ws.on('message', (message: Buffer, isBinary: boolean) => {
         conn.lastSeen = Date.now();
         conn.pinged = false;
@@ -431,6 +432,7 @@ export async function startNodeServer(
       ws.on('error', () => undefined);
       ws.on('close', (code: number, reason: Buffer) => {
         sockets.delete(conn);
+        core.socketClosed();
         conn.closed = true;
         route.handlers.close?.(conn, code, reason.toString('utf8'));
       });

@@ -8,6 +8,7 @@ import { loadHttpTransportSetting, type HttpTransportSetting } from '../settings
 import { HttpCore } from './dispatch.js';
 import { startNodeServer } from './node.js';
 import type { CorsPolicy } from './cors.js';
+import type { RequestObserver } from './observer.js';
 import type { Router } from './router.js';
 import { resolveTransport, type TransportInfo } from './transport.js';
 import type { ErrorBodyFactory } from './types.js';
@@ -38,6 +39,8 @@ export interface HttpServerOptions {
    * 22.12), only thread 0 listens and the others get a handle that is not listening.
    */
   thread?: number;
+  /** Told of every request and WebSocket (metrics, access log: src/core/observe). */
+  observer?: RequestObserver | undefined;
 }
 
 export interface HttpServerHandle {

@@ -216,6 +216,7 @@ export async function startUwsServer(
       },
       open: (ws) => {
         sockets.add(ws);
+        core.socketOpened();
         const state = ws.getUserData();
         state.conn = wrapSocket(ws);
         state.route.handlers.open?.(state.conn);
@@ -230,6 +231,7 @@ export async function startUwsServer(
       },
       close: (ws, code, reason) => {
         sockets.delete(ws);
+        core.socketClosed();
         const state = ws.getUserData();
         if (state.conn) (state.conn as { closed: boolean }).closed = true;
         state.route.handlers.close?.(state.conn!, code, textDecoder.decode(reason));

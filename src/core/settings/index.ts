@@ -221,6 +221,25 @@ export interface CoreSettings {
   readonly diskReserveBytes: number;
   readonly streams: { readonly host: string; readonly port: number };
   readonly automation: { readonly host: string; readonly port: number };
+  /** Probes, metrics and the access log of every service's HTTP port (docs/operations.md). */
+  readonly observe: ObserveSettings;
+}
+
+export interface ObserveSettings {
+  /** SLUICE_METRICS: serve GET /metrics on each service's HTTP port. */
+  readonly metrics: boolean;
+  /** SLUICE_METRICS_AUTH: /metrics asks for a bearer key (any valid key). */
+  readonly metricsAuth: boolean;
+  /** SLUICE_ACCESS_LOG: one log line per request. */
+  readonly accessLog: boolean;
+}
+
+export function loadObserveSettings(env: EnvReader = new EnvReader()): ObserveSettings {
+  return Object.freeze({
+    metrics: env.bool('SLUICE_METRICS', true),
+    metricsAuth: env.bool('SLUICE_METRICS_AUTH', false),
+    accessLog: env.bool('SLUICE_ACCESS_LOG', false),
+  });
 }
 
 /** 64 MiB: above the largest produce body (16 MiB) with room for LMDB's own pages. */
@@ -243,5 +262,6 @@ export function loadCoreSettings(env: EnvReader = new EnvReader()): CoreSettings
       host: env.string('AUTOMATION_HOST', '0.0.0.0'),
       port: env.int('AUTOMATION_PORT', 8083, { min: 0, max: 65535 }),
     }),
+    observe: loadObserveSettings(env),
   });
 }

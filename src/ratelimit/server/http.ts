@@ -13,6 +13,7 @@ import {
 } from '../../core/http/index.js';
 import type { HttpTransportSetting } from '../../core/settings/index.js';
 import type { CorsPolicy } from '../../core/http/cors.js';
+import type { RequestObserver } from '../../core/http/index.js';
 import type { Authenticator } from '../../core/auth/types.js';
 import type { Decider } from './decider.js';
 import { answerJson, type JsonAnswer } from './json-endpoint.js';
@@ -39,6 +40,8 @@ export interface RatelimitHttpOptions {
   cors?: CorsPolicy | undefined;
   /** Checks keys on the routes that ask for a scope (the console's views); /json asks for none. */
   authenticator?: Authenticator;
+  /** Request metrics and the access log (core/observe). */
+  observer?: RequestObserver | undefined;
 }
 
 export function ratelimitRouter(decider: Decider, health: HealthRegistry): Router {
@@ -103,5 +106,6 @@ export function startRatelimitHttp(options: RatelimitHttpOptions): Promise<HttpS
     log: options.log,
     ...(options.transport === undefined ? {} : { transport: options.transport }),
     ...(options.thread === undefined ? {} : { thread: options.thread }),
+    observer: options.observer,
   });
 }

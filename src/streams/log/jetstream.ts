@@ -14,6 +14,7 @@ import {
   jetstreamManager,
   RetentionPolicy,
   StorageType,
+  type JetStreamClient,
   type JetStreamManager,
 } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
@@ -58,6 +59,11 @@ export interface JetStreamLogOptions {
   readonly mergeBytes?: number;
   /** Told about each failed attempt to start (for the service's log). */
   readonly onRetry?: (error: Error) => void;
+  /** Told of every publish's duration and of every reconnection (the service's metrics). */
+  readonly observe?: {
+    publish(seconds: number, ok: boolean): void;
+    reconnect(): void;
+  };
 }
 
 export class JetStreamTopicLog implements TopicLog {
@@ -79,11 +85,12 @@ export class JetStreamTopicLog implements TopicLog {
     private readonly registry: TopicRegistry,
     private readonly settings: NatsSettings,
     mergeBytes: number | undefined,
+    private readonly observe: JetStreamLogOptions['observe'],
   ) {
     const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
     this.maxBatchBytes = maxPayload - HEADER_ROOM;
     this.deps = {
-      js: jetstream(nc, { timeout: settings.timeoutMs }),
+      js: timedPublish(jetstream(nc, { timeout: settings.timeoutMs }), observe),
       jsm,
       cache: this.cache,
       timeoutMs: settings.timeoutMs,
@@ -129,7 +136,7 @@ export class JetStreamTopicLog implements TopicLog {
         settings.replicas,
         settings.timeoutMs,
       );
-      const log = new JetStreamTopicLog(nc, jsm, registry, settings, options.mergeBytes);
+      const log = new JetStreamTopicLog(nc, jsm, registry, settings, options.mergeBytes, options.observe);
       log.start();
       return log;
     } catch (error) {
@@ -153,7 +160,10 @@ export class JetStreamTopicLog implements TopicLog {
     void (async () => {
       for await (const status of this.nc.status()) {
         // Announcements sent while this node was away are lost: wake every waiter to look again.
-        if (status.type === 'reconnect') this.wakeAll();
+        if (status.type === 'reconnect') {
+          this.observe?.reconnect();
+          this.wakeAll();
+        }
       }
     })().catch(() => undefined);
   }
@@ -359,6 +369,12 @@ export class JetStreamTopicLog implements TopicLog {
     return () => this.listeners.delete(listener);
   }
 
+  /** The connection is up and JetStream answers an account-info request. */
+  async probe(): Promise<void> {
+    if (this.closed || this.nc.isClosed()) throw new Error('the NATS connection is closed');
+    await this.jsm.getAccountInfo();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -423,4 +439,22 @@ async function inBatches<T>(
   run: (item: T) => Promise<unknown>,
 ): Promise<void> {
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(run));
+}
+
+/** The client with its publish timed for `observe` (one place for both publish paths). */
+function timedPublish(js: JetStreamClient, observe: JetStreamLogOptions['observe']): JetStreamClient {
+  if (!observe) return js;
+  const publish = js.publish.bind(js);
+  js.publish = async (...args: Parameters<JetStreamClient['publish']>) => {
+    const start = performance.now();
+    try {
+      const ack = await publish(...args);
+      observe.publish((performance.now() - start) / 1000, true);
+      return ack;
+    } catch (error) {
+      observe.publish((performance.now() - start) / 1000, false);
+      throw error;
+    }
+  };
+  return js;
 }

@@ -66,6 +66,7 @@ export class LmdbTopicLog implements TopicLog {
   private readonly retention: LmdbRetention;
   /** Partitions a retention pass is trimming (one pass at a time per partition). */
   private readonly trimming = new Set<PartitionState>();
+  private closed = false;
 
   /** `reserve`: the free space appends leave on the log's disk (no check without one). */
   constructor(
@@ -381,7 +382,15 @@ export class LmdbTopicLog implements TopicLog {
     return () => this.listeners.delete(listener);
   }
 
+  /** The environment is open and a read of the topic table succeeds. */
+  probe(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the topic log is closed'));
+    this.topicDb.doesExist('');
+    return Promise.resolve();
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
     this.listeners.clear();
     await this.retention.idle();
     await this.records.flushed;

@@ -109,5 +109,7 @@ export interface TopicLog {
    * another node of a shared backend, so long polls and push streams wake for them too.
    */
   onAppend(listener: AppendListener): () => void;
+  /** Resolves when the log's storage answers now; rejects with the reason (GET /readyz). */
+  probe(): Promise<void>;
   close(): Promise<void>;
 }

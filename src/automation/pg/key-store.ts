@@ -9,12 +9,13 @@
 import { Client } from 'pg';
 import {
   mintKey,
+  refusalOf,
   verifyToken,
   type CreatedKey,
   type KeyRecord,
   type NewKeyInput,
 } from '../../core/auth/key-tokens.js';
-import type { Authenticator, Principal } from '../../core/auth/types.js';
+import type { Authenticator, KeyRefusal, Principal } from '../../core/auth/types.js';
 import type { DatabaseSettings } from '../settings.js';
 import { migrate } from './migrations.js';
 import { mapDatabaseError, openPgDatabase, type PgDatabase } from './pool.js';
@@ -41,6 +42,10 @@ export class PgKeyStore implements Authenticator {
 
   authenticate(token: string): Principal | null {
     return verifyToken(token, (id) => this.keys.get(id));
+  }
+
+  refusal(token: string): KeyRefusal {
+    return refusalOf(token, (id) => this.keys.get(id));
   }
 
   /** No `scopes` means an admin key, as in the LMDB key store. */
@@ -179,5 +184,11 @@ export async function openPgKeyAdmin(settings: DatabaseSettings): Promise<PgKeyS
 
 /** Keys from the database first, then `fallback` (this node's own keys and SLUICE_ADMIN_TOKEN). */
 export function chainAuthenticators(first: Authenticator, fallback: Authenticator): Authenticator {
-  return { authenticate: (token) => first.authenticate(token) ?? fallback.authenticate(token) };
+  return {
+    authenticate: (token) => first.authenticate(token) ?? fallback.authenticate(token),
+    refusal: (token) => {
+      const reason = first.refusal(token);
+      return reason === 'unknown' ? fallback.refusal(token) : reason;
+    },
+  };
 }

@@ -25,13 +25,21 @@ export class PgKeyStore implements Authenticator {
   private keys = new Map<string, KeyRecord>();
   private listener: Client | undefined;
   private reconnect: NodeJS.Timeout | undefined;
+  /** When the LISTEN connection was lost; undefined while it is up. */
+  private lostAt: number | undefined;
   private closed = false;
   /** Bumped by every load, so an older load that finishes late does not win. */
   private generation = 0;
 
   constructor(
     private readonly db: PgDatabase,
-    private readonly options: { onError?: (err: Error) => void } = {},
+    private readonly options: {
+      onError?: (err: Error) => void;
+      /** The LISTEN connection was lost (reloads stop until it is back). */
+      onDisconnected?: () => void;
+      /** The LISTEN connection is back after `awayMs`. */
+      onReconnected?: (awayMs: number) => void;
+    } = {},
   ) {}
 
   /** Loads the table and listens for changes (a node that serves requests); the CLI skips it. */
@@ -125,7 +133,12 @@ export class PgKeyStore implements Authenticator {
       gone = true;
       if (this.listener === client) this.listener = undefined;
       client.end().catch(() => undefined);
+      if (this.closed) return;
       if (err) this.options.onError?.(err);
+      if (this.lostAt === undefined) {
+        this.lostAt = Date.now();
+        this.options.onDisconnected?.();
+      }
       this.retry();
     };
     client.on('error', lost);
@@ -144,6 +157,10 @@ export class PgKeyStore implements Authenticator {
       return;
     }
     this.listener = client;
+    if (this.lostAt !== undefined) {
+      this.options.onReconnected?.(Date.now() - this.lostAt);
+      this.lostAt = undefined;
+    }
     // Changes made while no connection listened were not heard.
     this.reload();
   }

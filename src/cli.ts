@@ -5,7 +5,13 @@ import { parseArgs } from 'node:util';
 import { openKeyStore, parseScopeList, ScopeError, SCOPES } from './core/auth/index.js';
 import { StorageFullError } from './core/disk/reserve.js';
 import { SERVICE_NAMES, type ServiceName } from './core/service.js';
-import { EnvReader, loadCoreSettings, SettingsError } from './core/settings/index.js';
+import {
+  DataDirError,
+  EnvReader,
+  loadCoreSettings,
+  requireDataDir,
+  SettingsError,
+} from './core/settings/index.js';
 
 const HELP = `sluice — rate limit decisions, streams and automation on one Node.js runtime
 
@@ -29,7 +35,10 @@ ${Object.entries(SCOPES)
   keys list           list keys (never their secrets)
   keys revoke <id>    revoke a key
                       (keys are in PostgreSQL, shared by every automation node,
-                      when AUTOMATION_DATABASE_URL is set)
+                      when AUTOMATION_DATABASE_URL is set; otherwise in the
+                      server's data directory, SLUICE_DATA_DIR, default ./data)
+  keys ... --init     create the data directory's key store when there is none
+                      (without it, a folder holding no server data is refused)
 
 Options for serve/ratelimit/streams/automation:
   --threads N         front-end threads (default: SLUICE_THREADS or the number of cores)
@@ -71,15 +80,22 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function keysCommand(args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
+  const init = args.includes('--init');
+  const [sub, ...rest] = args.filter((arg) => arg !== '--init');
+  if (sub !== 'create' && sub !== 'list' && sub !== 'revoke') {
+    process.stderr.write('usage: sluice keys create|list|revoke [--init]\n');
+    return 2;
+  }
   const env = new EnvReader();
   const core = loadCoreSettings(env);
   // With AUTOMATION_DATABASE_URL the keys are the cluster's, in PostgreSQL (docs/deployment.md).
   const { loadAutomationSettings } = await import('./automation/settings.js');
   const database = loadAutomationSettings(env, core).database;
+  // Otherwise they are in the server's data directory, found as the server finds it; a folder
+  // without server data is refused rather than given a new, empty key store.
   const store = database
     ? await (await import('./automation/pg/key-store.js')).openPgKeyAdmin(database)
-    : openKeyStore(core.dataDir, undefined, core.diskReserveBytes);
+    : openKeyStore(requireDataDir(env, { init }), undefined, core.diskReserveBytes);
   try {
     if (sub === 'create') {
       const { values } = parseArgs({
@@ -116,21 +132,18 @@ async function keysCommand(args: string[]): Promise<number> {
       for (const key of await store.list()) process.stdout.write(JSON.stringify(key) + '\n');
       return 0;
     }
-    if (sub === 'revoke') {
-      const id = rest[0];
-      if (!id) {
-        process.stderr.write('sluice keys revoke: a key id is required\n');
-        return 2;
-      }
-      if (!(await store.revoke(id))) {
-        process.stderr.write(`sluice keys revoke: no key with id ${id}\n`);
-        return 1;
-      }
-      process.stdout.write(`revoked ${id}\n`);
-      return 0;
+    // revoke
+    const id = rest[0];
+    if (!id) {
+      process.stderr.write('sluice keys revoke: a key id is required\n');
+      return 2;
     }
-    process.stderr.write('usage: sluice keys create|list|revoke\n');
-    return 2;
+    if (!(await store.revoke(id))) {
+      process.stderr.write(`sluice keys revoke: no key with id ${id}\n`);
+      return 1;
+    }
+    process.stdout.write(`revoked ${id}\n`);
+    return 0;
   } finally {
     await store.close();
   }
@@ -139,7 +152,10 @@ async function keysCommand(args: string[]): Promise<number> {
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (error) {
-  if (error instanceof SettingsError || (error as Error).name === 'SettingsError') {
+  if (error instanceof DataDirError) {
+    process.stderr.write(`sluice: ${error.message}\n`);
+    process.exitCode = 1;
+  } else if (error instanceof SettingsError || (error as Error).name === 'SettingsError') {
     process.stderr.write(`sluice: ${(error as Error).message}\n`);
     process.exitCode = 2;
   } else if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS_')) {

@@ -15,6 +15,9 @@ export const SERVICES: Readonly<Record<ServiceName, ServiceDescriptor>> = {
       const m = await import('./ratelimit/index.js');
       return { start: m.startRatelimit, prepareShared: m.prepareRatelimitShared };
     },
+    async listeners(env, _core, threads) {
+      return (await import('./ratelimit/server/listeners.js')).ratelimitListeners(env, threads);
+    },
   },
   streams: {
     allThreads: false,
@@ -23,6 +26,9 @@ export const SERVICES: Readonly<Record<ServiceName, ServiceDescriptor>> = {
     async load() {
       return { start: (await import('./streams/index.js')).startStreams };
     },
+    async listeners(_env, core) {
+      return [{ service: 'streams', setting: 'STREAMS_PORT', ...core.streams }];
+    },
   },
   automation: {
     allThreads: false,
@@ -30,6 +36,9 @@ export const SERVICES: Readonly<Record<ServiceName, ServiceDescriptor>> = {
     authHint: BEARER,
     async load() {
       return { start: (await import('./automation/index.js')).startAutomation };
+    },
+    async listeners(_env, core) {
+      return [{ service: 'automation', setting: 'AUTOMATION_PORT', ...core.automation }];
     },
   },
 };

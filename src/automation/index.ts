@@ -219,6 +219,7 @@ export async function startAutomation(
       scores,
       tokens: new DownloadTokens(Buffer.from(secret), settings.downloadTokenTtlMs),
       auth,
+      log,
       tmpDir: join(settings.dataDir, 'tmp'),
       archives,
       listRuns: (q) => runs.list(q),

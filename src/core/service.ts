@@ -6,6 +6,7 @@ import type { Authenticator } from './auth/types.js';
 import type { HealthRegistry } from './health.js';
 import type { CoreSettings, EnvReader } from './settings/index.js';
 import type { ServiceDirectory } from './directory.js';
+import type { PlannedListener } from './port-probe.js';
 
 export interface ServiceContext {
   readonly core: CoreSettings;
@@ -49,4 +50,6 @@ export interface ServiceDescriptor {
   /** How to authenticate, printed at start. */
   readonly authHint: string;
   load(): Promise<ServiceModule>;
+  /** The TCP ports the service will listen on with `threads` threads, checked free before start. */
+  listeners(env: EnvReader, core: CoreSettings, threads: number): Promise<PlannedListener[]>;
 }

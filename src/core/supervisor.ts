@@ -7,6 +7,7 @@ import type { Worker } from 'node:worker_threads';
 import { openKeyStore } from './auth/index.js';
 import type { FrontEndData, FrontEndMessage } from './frontend.js';
 import { configureLogging, createLogger } from './log.js';
+import { takenPortsMessage } from './port-probe.js';
 import type { ServiceName } from './service.js';
 import { EnvReader, loadCoreSettings } from './settings/index.js';
 import { startWorker } from './worker-entry.js';
@@ -27,6 +28,17 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   const log = createLogger('supervisor');
   const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const threads = options.threads ?? core.threads;
+  // One server per port: checked before anything is created or any thread shares a port.
+  const taken = await takenPortsMessage(
+    options.services.map((name) => SERVICES[name]),
+    env,
+    core,
+    threads,
+  );
+  if (taken) {
+    process.stderr.write(taken + '\n');
+    return 1;
+  }
   mkdirSync(core.dataDir, { recursive: true });
 
   const keys = openKeyStore(core.dataDir, core.adminToken, core.diskReserveBytes);

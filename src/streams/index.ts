@@ -60,6 +60,7 @@ export async function startStreams(
       settings.nats !== undefined
         ? await JetStreamTopicLog.open(settings.nats, {
             name: 'sluice-streams',
+            log,
             onRetry: (error) => log.warn({ err: error.message }, 'JetStream not ready yet; retrying'),
             observe: metrics.jetStreamObserver(),
           })

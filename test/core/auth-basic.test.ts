@@ -72,6 +72,7 @@ describeEachTransport('HTTP core with Basic credentials', (transport) => {
       t === 'sk_good_key'
         ? { keyId: 'k', tenant: 't', user: 'u', name: 'n', scopes: ['streams:read'] }
         : null,
+    refusal: () => 'unknown',
   };
 
   before(async () => {

@@ -116,6 +116,7 @@ describeEachTransport('HTTP core request bodies', (transport) => {
                 scopes: token === KEY ? ['admin'] : ['test:read'],
               }
             : null,
+        refusal: () => 'unknown',
       },
       defaultScope: 'test:write',
     });

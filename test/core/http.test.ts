@@ -236,6 +236,7 @@ describeEachTransport('HTTP core', (transport) => {
       authenticator: {
         authenticate: (t) =>
           t === 'reader' ? { keyId: 'k', tenant: 't', user: 'u', name: 'n', scopes: ['streams:read'] } : null,
+        refusal: () => 'unknown',
       },
     });
     try {

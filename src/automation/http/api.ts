@@ -3,6 +3,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { HttpRequest, HttpResponse } from '../../core/http/index.js';
 import type { Authenticator } from '../../core/auth/types.js';
+import type { Logger } from '../../core/log.js';
 import type { AutomationSettings } from '../settings.js';
 import type { AutomationRegistry } from '../registry/service.js';
 import type { RunService } from '../runs/service.js';
@@ -23,6 +24,8 @@ export interface ApiDeps {
   scores: ScoreStore;
   tokens: DownloadTokens;
   auth: Authenticator;
+  /** The automation service's logger. */
+  log: Logger;
   tmpDir: string;
   /** Archive work (ZIP reading and writing) off the event loop. */
   archives: ArchivePool;

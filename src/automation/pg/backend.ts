@@ -38,7 +38,17 @@ export async function openPgBackend(settings: AutomationSettings, log: Logger): 
       tenantConcurrency: settings.tenantConcurrency,
       automationConcurrency: settings.automationConcurrency,
     }));
-    q.on('disconnected', (err) => log.warn({ err: err.message }, 'run queue listener disconnected'));
+    // Each failed reconnect attempt says why; the line on reconnecting says how long it was away.
+    let queueLostAt: number | undefined;
+    q.on('disconnected', (err) => {
+      queueLostAt ??= Date.now();
+      log.warn({ err: err.message }, 'run queue listener disconnected from PostgreSQL');
+    });
+    q.on('listening', () => {
+      if (queueLostAt === undefined) return;
+      log.info({ awayMs: Date.now() - queueLostAt }, 'run queue listener reconnected to PostgreSQL');
+      queueLostAt = undefined;
+    });
     // At start and after each reconnection (an outage may have stranded runs between store and queue).
     const requeue = () =>
       q.requeueStranded().then(
@@ -49,6 +59,8 @@ export async function openPgBackend(settings: AutomationSettings, log: Logger): 
     await q.start();
     const k = (keys = new PgKeyStore(db, {
       onError: (err) => log.warn({ err: err.message }, 'API key reload failed'),
+      onDisconnected: () => log.warn('API key listener disconnected from PostgreSQL'),
+      onReconnected: (awayMs) => log.info({ awayMs }, 'API key listener reconnected to PostgreSQL'),
     }));
     await k.start();
     return {

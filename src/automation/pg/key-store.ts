@@ -8,12 +8,13 @@
 
 import {
   mintKey,
+  refusalOf,
   verifyToken,
   type CreatedKey,
   type KeyRecord,
   type NewKeyInput,
 } from '../../core/auth/key-tokens.js';
-import type { Authenticator, Principal } from '../../core/auth/types.js';
+import type { Authenticator, KeyRefusal, Principal } from '../../core/auth/types.js';
 import type { DatabaseSettings } from '../settings.js';
 import { migrate } from './migrations.js';
 import { PgListener } from './listener.js';
@@ -23,12 +24,20 @@ const CHANNEL = 'sluice_api_keys';
 export class PgKeyStore implements Authenticator {
   private keys = new Map<string, KeyRecord>();
   private listener: PgListener | undefined;
+  /** When the LISTEN connection was lost; undefined while it is up. */
+  private lostAt: number | undefined;
   /** Bumped by every load, so an older load that finishes late does not win. */
   private generation = 0;
 
   constructor(
     private readonly db: PgDatabase,
-    private readonly options: { onError?: (err: Error) => void } = {},
+    private readonly options: {
+      onError?: (err: Error) => void;
+      /** The LISTEN connection was lost (reloads stop until it is back). */
+      onDisconnected?: () => void;
+      /** The LISTEN connection is back after `awayMs`. */
+      onReconnected?: (awayMs: number) => void;
+    } = {},
   ) {}
 
   /** Loads the table and listens for changes (a node that serves requests); the CLI skips it. */
@@ -39,6 +48,10 @@ export class PgKeyStore implements Authenticator {
 
   authenticate(token: string): Principal | null {
     return verifyToken(token, (id) => this.keys.get(id));
+  }
+
+  refusal(token: string): KeyRefusal {
+    return refusalOf(token, (id) => this.keys.get(id));
   }
 
   /** No `scopes` means an admin key, as in the LMDB key store. */
@@ -111,8 +124,20 @@ export class PgKeyStore implements Authenticator {
       channels: [CHANNEL],
       onNotification: () => this.reload(),
       // Changes made while no connection listened were not heard.
-      onListening: () => this.reload(),
-      onDisconnected: (err) => this.options.onError?.(err),
+      onListening: () => {
+        if (this.lostAt !== undefined) {
+          this.options.onReconnected?.(Date.now() - this.lostAt);
+          this.lostAt = undefined;
+        }
+        this.reload();
+      },
+      onDisconnected: (err) => {
+        this.options.onError?.(err);
+        if (this.lostAt === undefined) {
+          this.lostAt = Date.now();
+          this.options.onDisconnected?.();
+        }
+      },
       reconnectDelayMs: () => 1000,
     });
     await this.listener.start();
@@ -142,5 +167,11 @@ export async function openPgKeyAdmin(settings: DatabaseSettings): Promise<PgKeyS
 
 /** Keys from the database first, then `fallback` (this node's own keys and SLUICE_ADMIN_TOKEN). */
 export function chainAuthenticators(first: Authenticator, fallback: Authenticator): Authenticator {
-  return { authenticate: (token) => first.authenticate(token) ?? fallback.authenticate(token) };
+  return {
+    authenticate: (token) => first.authenticate(token) ?? fallback.authenticate(token),
+    refusal: (token) => {
+      const reason = first.refusal(token);
+      return reason === 'unknown' ? fallback.refusal(token) : reason;
+    },
+  };
 }

@@ -82,7 +82,24 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
             'user_key_required',
             'sync requires a user-backed API key with automation:write',
           );
-        return syncView(await registry.sync(ctx.params['id']!));
+        const result = await registry.sync(ctx.params['id']!);
+        deps.log.info(
+          {
+            automation: result.automation.id,
+            package: `${result.automation.type}s/${result.automation.slug}`,
+            version: result.release.version,
+            commit: result.release.commit,
+            tenant: p.tenant,
+            user: p.user,
+            changed: result.changed,
+            ...(result.previous && result.previous.commit !== result.release.commit
+              ? { from: result.previous }
+              : {}),
+            ...(result.newVersions.length > 0 ? { newVersions: result.newVersions } : {}),
+          },
+          result.previous ? 'automation synced' : 'automation synced for the first time',
+        );
+        return syncView(result);
       },
     }),
     route({

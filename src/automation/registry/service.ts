@@ -63,6 +63,10 @@ export interface SyncResult {
   release: { version: string; tag: string; commit: string };
   warnings: string[];
   changed: boolean;
+  /** The release the records named before this sync; undefined for a first sync. */
+  previous: { version: string; commit: string } | undefined;
+  /** Release versions the records did not list before (all of them on a first sync). */
+  newVersions: string[];
 }
 
 export interface Target {
@@ -315,6 +319,8 @@ export class AutomationRegistry {
       release: { version: latest.version, tag: latest.tag, commit: latest.commit },
       warnings,
       changed: changed || versionsChanged,
+      previous: previous ? { version: previous.version, commit: previous.commit } : undefined,
+      newVersions: versions.filter((v) => !known.has(`${v.version}:${v.commit}`)).map((v) => v.version),
     };
   }
 

@@ -10,13 +10,14 @@ import { DiskReserve } from '../disk/reserve.js';
 import { createLogger } from '../log.js';
 import {
   mintKey,
+  refusalOf,
   sha256,
   verifyToken,
   type CreatedKey,
   type KeyRecord,
   type NewKeyInput,
 } from './key-tokens.js';
-import type { Authenticator, Principal } from './types.js';
+import type { Authenticator, KeyRefusal, Principal } from './types.js';
 
 export type { CreatedKey, KeyRecord } from './key-tokens.js';
 
@@ -59,6 +60,10 @@ export class KeyStore implements Authenticator {
       };
     }
     return verifyToken(token, (id) => this.keys.get(id));
+  }
+
+  refusal(token: string): KeyRefusal {
+    return refusalOf(token, (id) => this.keys.get(id));
   }
 
   /** No `scopes` means an admin key; a given list must be non-empty and known (ScopeError). */
@@ -111,5 +116,6 @@ export function staticAuthenticator(token: string): Authenticator {
       if (!timingSafeEqual(sha256(candidate), expected)) return null;
       return { keyId: 'static', tenant: 'default', user: 'admin', name: 'static token', scopes: ['admin'] };
     },
+    refusal: () => 'unknown',
   };
 }

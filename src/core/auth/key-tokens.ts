@@ -5,7 +5,7 @@
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { checkScopes } from './scopes.js';
-import type { Principal } from './types.js';
+import type { KeyRefusal, Principal } from './types.js';
 
 export interface KeyRecord {
   id: string;
@@ -59,6 +59,27 @@ export function mintKey(input: NewKeyInput): { record: KeyRecord; created: Creat
   };
   const { hash: _hash, ...visible } = record;
   return { record, created: { record: visible, token: `sk_${record.id}_${secret}` } };
+}
+
+/**
+ * Why `token` was refused once verifyToken gave null, for the refusal log: a token that is not
+ * `sk_<id>_<secret>` or names no key is `unknown`; a revoked key `revoked`; a known key with
+ * another secret `wrong_secret`.
+ */
+export function refusalOf(token: string, find: (id: string) => KeyRecord | undefined): KeyRefusal {
+  const match = TOKEN.exec(token);
+  const record = match ? find(match[1]!) : undefined;
+  if (!record) return 'unknown';
+  return record.revokedAt ? 'revoked' : 'wrong_secret';
+}
+
+/**
+ * A short digest of the key id a token names (never the id, never the token), so that log lines
+ * of one refused key can be told from another's; undefined when the token names no key id.
+ */
+export function keyIdDigest(token: string): string | undefined {
+  const match = TOKEN.exec(token);
+  return match ? sha256(match[1]!).toString('hex').slice(0, 8) : undefined;
 }
 
 /** The principal of a token whose key `find` knows and has not revoked; null otherwise. */

@@ -10,9 +10,14 @@ export interface Principal {
   readonly scopes: readonly string[];
 }
 
+/** Why a token was refused (see refusalOf in key-tokens.ts); logged, never sent to the client. */
+export type KeyRefusal = 'unknown' | 'revoked' | 'wrong_secret';
+
 /** Verifies a bearer token; returns null for an unknown, revoked or malformed token. */
 export interface Authenticator {
   authenticate(token: string): Principal | null;
+  /** Why `authenticate` refused `token`, for the log (a second look, on the refusal path only). */
+  refusal(token: string): KeyRefusal;
 }
 
 export function hasScope(principal: Principal, required: string): boolean {

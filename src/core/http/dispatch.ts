@@ -13,6 +13,7 @@ import {
 import { hasScope } from '../auth/types.js';
 import { BodyReader, tooLarge } from './body.js';
 import { corsFor } from './cors.js';
+import { RefusalLog } from './refusal-log.js';
 import type { Exchange, ExchangeHooks } from './exchange.js';
 import { NO_ROUTE, type RequestObserver } from './observer.js';
 import type { WebSocketRoute } from './router.js';
@@ -42,6 +43,7 @@ export class HttpCore {
   readonly inflight = new Set<Exchange>();
   readonly hooks: ExchangeHooks;
   private readonly maxBody: number;
+  private readonly refusals: RefusalLog;
   private isDraining = false;
   private drained: (() => void) | undefined;
   private readonly observer: RequestObserver | undefined;
@@ -49,6 +51,7 @@ export class HttpCore {
   constructor(readonly options: HttpServerOptions) {
     this.maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
     const observer = (this.observer = options.observer);
+    this.refusals = new RefusalLog(options.log, options.name);
     this.hooks = {
       errorBody: options.errorBody,
       draining: () => this.isDraining,
@@ -131,7 +134,7 @@ export class HttpCore {
     // connection closes after the answer, so the unread bytes cannot be taken as a request.
     let denied: HttpError | undefined;
     try {
-      denied = this.authenticate(exchange, this.scopeFor(method, route.options.scope));
+      denied = this.authenticate(exchange, route.pattern, this.scopeFor(method, route.options.scope));
     } catch (error) {
       if (hasBody) exchange.closeAfterResponse();
       return this.answerError(exchange, error);
@@ -170,7 +173,12 @@ export class HttpCore {
     const offered = bearerFromSubprotocols(headers['sec-websocket-protocol']);
     const authorization = headers['authorization'] ?? (offered ? `Bearer ${offered.key}` : undefined);
     this.run(exchange, async () => {
-      const denied = this.authenticate(exchange, this.scopeFor('GET', route.options.scope), authorization);
+      const denied = this.authenticate(
+        exchange,
+        route.pattern,
+        this.scopeFor('GET', route.options.scope),
+        authorization,
+      );
       if (denied) return exchange.fail(denied);
       const data = await route.handlers.upgrade(exchange.request);
       if (exchange.aborted) return;
@@ -269,12 +277,17 @@ export class HttpCore {
 
   private authenticate(
     exchange: Exchange,
+    route: string,
     scope: string | false,
     authorization = exchange.request.headers['authorization'],
   ): HttpError | undefined {
     const authenticator = this.options.authenticator;
     if (!authenticator || scope === false) return undefined;
     const credentials = parseAuthorization(authorization);
+    const method = exchange.request.method;
+    if (credentials.kind !== 'key') {
+      this.refusals.note({ method, route, reason: credentials.kind, token: undefined });
+    }
     if (credentials.kind === 'missing') {
       return new HttpError(
         401,
@@ -291,11 +304,14 @@ export class HttpCore {
     }
     const principal = authenticator.authenticate(credentials.key);
     if (!principal) {
+      const reason = authenticator.refusal(credentials.key);
+      this.refusals.note({ method, route, reason, token: credentials.key });
       return new HttpError(401, 'unauthorized', 'invalid or revoked API key', undefined, {
         'www-authenticate': credentials.scheme === 'basic' ? BASIC_CHALLENGE : 'Bearer error="invalid_token"',
       });
     }
     if (!hasScope(principal, scope)) {
+      this.refusals.note({ method, route, reason: 'scope', scope, token: credentials.key });
       return new HttpError(403, 'forbidden', `this API key lacks the scope ${scope}`);
     }
     exchange.request.principal = principal;

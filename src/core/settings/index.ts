@@ -2,11 +2,19 @@
 // stops the start with one message naming the variable and the value it had.
 
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { resolveDataDir } from './data-dir.js';
 import { parseDuration } from './duration.js';
 import { CodedError } from '../errors.js';
 
 export { parseDuration } from './duration.js';
+export {
+  DATA_DIR_DEFAULT,
+  DATA_DIR_MARKER,
+  DATA_DIR_SETTING,
+  DataDirError,
+  requireDataDir,
+  resolveDataDir,
+} from './data-dir.js';
 
 export class SettingsError extends CodedError {
   constructor(
@@ -207,6 +215,7 @@ export function loadHttpTransportSetting(env: EnvReader = new EnvReader()): Http
 }
 
 export interface CoreSettings {
+  /** SLUICE_DATA_DIR, absolute (resolveDataDir: the CLI's commands find it the same way). */
   readonly dataDir: string;
   /** Front-end worker threads, each running the uWS apps on the shared ports. */
   readonly threads: number;
@@ -247,7 +256,7 @@ export const DEFAULT_DISK_RESERVE = 64 * 1024 * 1024;
 
 export function loadCoreSettings(env: EnvReader = new EnvReader()): CoreSettings {
   return Object.freeze({
-    dataDir: resolve(env.string('SLUICE_DATA_DIR', './data')),
+    dataDir: resolveDataDir(env),
     threads: env.int('SLUICE_THREADS', availableParallelism(), { min: 1, max: 256 }),
     httpTransport: loadHttpTransportSetting(env),
     log: loadLogSettings(env),

@@ -179,12 +179,25 @@ async function openRedis(
   const health = ctx.health;
   if (health) {
     health.register(component, store.healthy());
-    store.onHealthChange((healthy) => {
-      health.set(component, healthy);
-      if (healthy) ctx.log?.info({ store: component }, 'cache store connected');
-      else ctx.log?.warn({ store: component }, 'cache store has no active connection');
-    });
+    store.onHealthChange((healthy) => health.set(component, healthy));
   }
+  // Said whatever the health policy: the first connection, each loss, and each return with how
+  // long no connection was up.
+  let lostAt: number | undefined;
+  let connected = false;
+  pool.onChange(() => {
+    const up = pool.activeConnections() > 0;
+    if (up && !connected) {
+      connected = true;
+      if (lostAt === undefined) ctx.log?.info({ store: component }, 'cache store connected');
+      else ctx.log?.info({ store: component, awayMs: Date.now() - lostAt }, 'cache store reconnected');
+      lostAt = undefined;
+    } else if (!up && connected) {
+      connected = false;
+      lostAt = Date.now();
+      ctx.log?.warn({ store: component }, 'cache store has no active connection; reconnecting');
+    }
+  });
   // Like the upstream service, confirm the connection at start; unlike it, do not block the
   // start forever: decisions follow the failure policy until Redis answers.
   const ready = await Promise.all(pool.clients().map((c) => waitReady(c, s.timeoutMs)));

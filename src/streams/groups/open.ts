@@ -15,7 +15,7 @@ export async function openGroupStore(
   log: Logger,
 ): Promise<GroupStore> {
   if (settings.nats === undefined) return new LmdbGroupStore(root, settings.nodeId);
-  const nc = await connectNats(settings.nats, `sluice-streams-groups-${settings.nodeId}`);
+  const nc = await connectNats(settings.nats, `sluice-streams-groups-${settings.nodeId}`, log);
   let store: JetStreamGroupStore;
   try {
     store = await JetStreamGroupStore.open({

@@ -8,6 +8,7 @@
 // Why this layout: docs/streams.md ("JetStream backend").
 
 import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../core/log.js';
 import {
   DiscardPolicy,
   jetstream,
@@ -64,6 +65,8 @@ export interface JetStreamLogOptions {
     publish(seconds: number, ok: boolean): void;
     reconnect(): void;
   };
+  /** Where losses and returns of the NATS connection are logged (none when absent). */
+  readonly log?: Logger;
 }
 
 export class JetStreamTopicLog implements TopicLog {
@@ -127,7 +130,7 @@ export class JetStreamTopicLog implements TopicLog {
     settings: NatsSettings,
     options: JetStreamLogOptions,
   ): Promise<JetStreamTopicLog> {
-    const nc = await connectNats(settings, options.name ?? 'sluice-streams');
+    const nc = await connectNats(settings, options.name ?? 'sluice-streams', options.log);
     try {
       const jsm = await jetstreamManager(nc, { timeout: settings.timeoutMs });
       const registry = await TopicRegistry.open(

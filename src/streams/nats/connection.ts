@@ -9,6 +9,7 @@ import {
   type NatsConnection,
   type NodeConnectionOptions,
 } from '@nats-io/transport-node';
+import type { Logger } from '../../core/log.js';
 import type { NatsSettings } from '../settings.js';
 
 export type { NatsConnection } from '@nats-io/transport-node';
@@ -38,14 +39,41 @@ export function natsOptions(settings: NatsSettings, name: string): NodeConnectio
   return options;
 }
 
-/** Connects to the first reachable server; fails (does not wait forever) when none answers. */
-export async function connectNats(settings: NatsSettings, name: string): Promise<NatsConnection> {
+/**
+ * Connects to the first reachable server; fails (does not wait forever) when none answers. With
+ * `log`, each loss of the connection is logged, and each return with how long it was away.
+ */
+export async function connectNats(
+  settings: NatsSettings,
+  name: string,
+  log: Logger | undefined,
+): Promise<NatsConnection> {
   try {
-    return await connect(natsOptions(settings, name));
+    const nc = await connect(natsOptions(settings, name));
+    if (log) void logConnectionChanges(nc, name, log);
+    return nc;
   } catch (error) {
     throw new Error(
       `cannot connect to NATS at ${settings.servers.join(', ')} (STREAMS_NATS_SERVERS): ${(error as Error).message}`,
       { cause: error },
     );
+  }
+}
+
+async function logConnectionChanges(nc: NatsConnection, name: string, log: Logger): Promise<void> {
+  let lostAt: number | undefined;
+  try {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect' && lostAt === undefined) {
+        lostAt = Date.now();
+        log.warn({ connection: name, server: status.server }, 'NATS connection lost; reconnecting');
+      } else if (status.type === 'reconnect') {
+        const awayMs = lostAt === undefined ? undefined : Date.now() - lostAt;
+        lostAt = undefined;
+        log.info({ connection: name, server: status.server, awayMs }, 'NATS connection back');
+      }
+    }
+  } catch {
+    // The connection closed: nothing more to report.
   }
 }

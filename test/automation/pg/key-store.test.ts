@@ -105,4 +105,35 @@ describe('API keys on PostgreSQL', { skip: postgresSkip }, () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+  test('a lost LISTEN connection is reported, and its return with the time away; refusals say why', async () => {
+    const db = new PgDatabase({ url });
+    dbs.push(db);
+    const events: (string | number)[] = [];
+    const watched = new PgKeyStore(db, {
+      onDisconnected: () => events.push('lost'),
+      onReconnected: (awayMs) => events.push(awayMs),
+    });
+    stores.push(watched);
+    await watched.start();
+    const other = await node();
+    // A real fault: the server ends the listening connections of every key store.
+    const admin = new PgDatabase({ url });
+    dbs.push(admin);
+    await admin.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'sluice-api-keys'`,
+    );
+    await waitUntil('the return to be reported', () => events.length >= 2);
+    assert.equal(events[0], 'lost');
+    assert.equal(typeof events[1], 'number');
+    assert.ok((events[1] as number) >= 0);
+    assert.equal(events.length, 2, 'one loss, one return');
+    // Listening again: a key made on another node is heard, and a revoked one is refused as such.
+    const created = await other.create({ name: 'after' });
+    await waitUntil('the key to be heard', () => watched.authenticate(created.token) ?? false);
+    await other.revoke(created.record.id);
+    await waitUntil('the revocation to be heard', () => watched.authenticate(created.token) === null);
+    assert.equal(watched.refusal(created.token), 'revoked');
+    assert.equal(watched.refusal(created.token.slice(0, -4) + 'AAAA'), 'revoked');
+    assert.equal(watched.refusal('sk_nope'), 'unknown');
+  });
 });

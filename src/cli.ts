@@ -2,9 +2,9 @@
 // API key management.
 
 import { parseArgs } from 'node:util';
-import { openKeyStore, parseScopeList, ScopeError, SCOPES } from './core/auth/index.js';
+import { parseScopeList, ScopeError, SCOPES } from './core/auth/index.js';
 import { SERVICE_NAMES, type ServiceName } from './core/service.js';
-import { EnvReader, loadCoreSettings, SettingsError } from './core/settings/index.js';
+import { EnvReader, SettingsError } from './core/settings/index.js';
 
 const HELP = `sluice — rate limit decisions, streams and automation on one Node.js runtime
 
@@ -27,8 +27,11 @@ ${Object.entries(SCOPES)
   .join('\n')}
   keys list           list keys (never their secrets)
   keys revoke <id>    revoke a key
-                      (keys are in PostgreSQL, shared by every automation node,
-                      when AUTOMATION_DATABASE_URL is set)
+                      keys are in PostgreSQL (shared by every automation node)
+                      when AUTOMATION_DATABASE_URL is set, in the JetStream
+                      bucket <STREAMS_NATS_PREFIX>_keys (shared by every streams
+                      node) with STREAMS_BACKEND=jetstream, else in this node's
+                      data directory; --store lmdb|postgres|jetstream picks one
 
 Options for serve/ratelimit/streams/automation:
   --threads N         front-end threads (default: SLUICE_THREADS or the number of cores)
@@ -69,16 +72,22 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
-async function keysCommand(args: string[]): Promise<number> {
+async function keysCommand(argv: string[]): Promise<number> {
+  // LMDB, PostgreSQL or the JetStream bucket, as the settings (or --store) say: src/key-admin.ts.
+  const { chooseKeyStore, KeyStoreChoiceError, openKeyAdmin, takeStoreOption } =
+    await import('./key-admin.js');
+  const { store: wanted, rest: args } = takeStoreOption(argv);
   const [sub, ...rest] = args;
   const env = new EnvReader();
-  const core = loadCoreSettings(env);
-  // With AUTOMATION_DATABASE_URL the keys are the cluster's, in PostgreSQL (docs/deployment.md).
-  const { loadAutomationSettings } = await import('./automation/settings.js');
-  const database = loadAutomationSettings(env, core).database;
-  const store = database
-    ? await (await import('./automation/pg/key-store.js')).openPgKeyAdmin(database)
-    : openKeyStore(core.dataDir);
+  let choice;
+  try {
+    choice = await chooseKeyStore(env, wanted);
+  } catch (error) {
+    if (!(error instanceof KeyStoreChoiceError)) throw error;
+    process.stderr.write(`sluice keys: ${error.message}\n`);
+    return 2;
+  }
+  const store = await openKeyAdmin(env, choice);
   try {
     if (sub === 'create') {
       const { values } = parseArgs({

@@ -3,6 +3,7 @@
 // several nodes (STREAMS_BACKEND). Stateful, so the core starts it on front-end thread 0 only.
 
 import { join } from 'node:path';
+import { chainAuthenticators, type Authenticator } from '../core/auth/index.js';
 import { startHttpServer } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { consoleCors, mountConsole } from '../core/console/routes.js';
@@ -11,6 +12,7 @@ import { openGroupStore } from './groups/open.js';
 import { streamsErrorBody } from './http/errors.js';
 import { buildRouter } from './http/routes.js';
 import { JetStreamTopicLog } from './log/jetstream.js';
+import { keysBucket, openJetStreamKeyStore, type JetStreamKeyStore } from './nats/key-store.js';
 import { LmdbTopicLog } from './log/lmdb.js';
 import { Partitioner } from './log/partitioner.js';
 import type { TopicLog } from './log/types.js';
@@ -66,6 +68,26 @@ export async function startStreams(
     await root.close();
     throw error;
   }
+  // On JetStream the API keys are the cluster's (a KV bucket every node follows), then this
+  // node's own (LMDB keys and SLUICE_ADMIN_TOKEN).
+  let keys: JetStreamKeyStore | undefined;
+  let authenticator: Authenticator = ctx.auth;
+  if (settings.nats !== undefined) {
+    try {
+      keys = await openJetStreamKeyStore(settings.nats, {
+        name: `sluice-streams-keys-${settings.nodeId}`,
+        follow: true,
+        onError: (what, error) => log.warn({ err: error }, `API keys: ${what} failed`),
+      });
+    } catch (error) {
+      await groupStore.close();
+      await topicLog.close();
+      await root.close();
+      throw error;
+    }
+    authenticator = chainAuthenticators(keys, ctx.auth);
+    log.info({ bucket: keysBucket(settings.nats) }, 'API keys shared through JetStream');
+  }
   const groups = new ConsumerGroups(
     topicLog,
     groupStore,
@@ -84,7 +106,8 @@ export async function startStreams(
     partitioner: new Partitioner(),
     baseUrl: () => url,
   });
-  mountConsole(router, { self: 'streams', ctx });
+  // The console's sign-in (whoami) accepts the same keys as the API.
+  mountConsole(router, { self: 'streams', ctx: { ...ctx, auth: authenticator } });
   const cors = consoleCors('streams', ctx);
   let server;
   try {
@@ -95,7 +118,7 @@ export async function startStreams(
       router,
       errorBody: streamsErrorBody,
       maxBodyBytes: settings.maxBodyBytes,
-      authenticator: ctx.auth,
+      authenticator,
       defaultScope: 'streams:read',
       log,
       transport: ctx.core.httpTransport,
@@ -103,6 +126,7 @@ export async function startStreams(
     });
   } catch (error) {
     groups.close();
+    await keys?.close();
     await groupStore.close();
     await topicLog.close();
     await root.close();
@@ -142,6 +166,7 @@ export async function startStreams(
         await groups.flush().catch((error: unknown) => {
           log.warn({ err: error }, 'consumer group state not stored before shutdown');
         });
+        await keys?.close();
         await groupStore.close();
         await topicLog.close();
         await root.close();

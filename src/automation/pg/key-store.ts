@@ -11,6 +11,7 @@ import {
   mintKey,
   verifyToken,
   type CreatedKey,
+  type KeyAdmin,
   type KeyRecord,
   type NewKeyInput,
 } from '../../core/auth/key-tokens.js';
@@ -20,7 +21,7 @@ import { migrate } from './migrations.js';
 import { mapDatabaseError, openPgDatabase, type PgDatabase } from './pool.js';
 
 const CHANNEL = 'sluice_api_keys';
-export class PgKeyStore implements Authenticator {
+export class PgKeyStore implements Authenticator, KeyAdmin {
   private keys = new Map<string, KeyRecord>();
   private listener: Client | undefined;
   private reconnect: NodeJS.Timeout | undefined;
@@ -178,6 +179,4 @@ export async function openPgKeyAdmin(settings: DatabaseSettings): Promise<PgKeyS
 }
 
 /** Keys from the database first, then `fallback` (this node's own keys and SLUICE_ADMIN_TOKEN). */
-export function chainAuthenticators(first: Authenticator, fallback: Authenticator): Authenticator {
-  return { authenticate: (token) => first.authenticate(token) ?? fallback.authenticate(token) };
-}
+export { chainAuthenticators } from '../../core/auth/types.js';

@@ -10,6 +10,7 @@ import {
   sha256,
   verifyToken,
   type CreatedKey,
+  type KeyAdmin,
   type KeyRecord,
   type NewKeyInput,
 } from './key-tokens.js';
@@ -17,7 +18,7 @@ import type { Authenticator, Principal } from './types.js';
 
 export type { CreatedKey, KeyRecord } from './key-tokens.js';
 
-export class KeyStore implements Authenticator {
+export class KeyStore implements Authenticator, KeyAdmin {
   private readonly adminTokenHash: Buffer | undefined;
 
   private constructor(

@@ -15,6 +15,11 @@ export interface Authenticator {
   authenticate(token: string): Principal | null;
 }
 
+/** Keys from `first` (a shared store), then `fallback` (this node's own keys and SLUICE_ADMIN_TOKEN). */
+export function chainAuthenticators(first: Authenticator, fallback: Authenticator): Authenticator {
+  return { authenticate: (token) => first.authenticate(token) ?? fallback.authenticate(token) };
+}
+
 export function hasScope(principal: Principal, required: string): boolean {
   for (const scope of principal.scopes) {
     if (scope === 'admin' || scope === required) return true;

@@ -87,7 +87,12 @@ async function keysCommand(argv: string[]): Promise<number> {
     process.stderr.write(`sluice keys: ${error.message}\n`);
     return 2;
   }
-  const store = await openKeyAdmin(env, choice);
+  // An unreachable database or cluster is one line, not a stack trace.
+  const store = await openKeyAdmin(env, choice).catch((error: Error) => error);
+  if (store instanceof Error) {
+    process.stderr.write(`sluice keys: ${store.message}\n`);
+    return 1;
+  }
   try {
     if (sub === 'create') {
       const { values } = parseArgs({

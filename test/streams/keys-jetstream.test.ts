@@ -167,7 +167,7 @@ describe('API keys shared by the streams nodes of a JetStream cluster', { skip }
     }
   });
 
-  test('the CLI refuses a bad --store and does not guess between PostgreSQL and JetStream', async () => {
+  test('the CLI refuses a bad --store, does not guess between PostgreSQL and JetStream, and reports an unreachable cluster', async () => {
     const bogus = await cli('list', '--store', 'redis');
     assert.equal(bogus.code, 2);
     assert.match(bogus.stderr, /--store must be one of lmdb, postgres, jetstream/);
@@ -187,5 +187,16 @@ describe('API keys shared by the streams nodes of a JetStream cluster', { skip }
     );
     assert.equal(both.code, 2);
     assert.match(both.stderr, /choose the key store with --store postgres .* or --store jetstream/);
+
+    // A cluster that cannot be reached: one line and exit 1, no stack trace.
+    const unreachable = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'keys', 'list'], {
+      env: { ...inherited, ...env(), SLUICE_DATA_DIR: cliDir, STREAMS_NATS_SERVERS: 'nats://127.0.0.1:1' },
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code: number; stderr: string }) => e,
+    );
+    assert.equal(unreachable.code, 1);
+    assert.match(unreachable.stderr, /^sluice keys: cannot connect to NATS at nats:\/\/127\.0\.0\.1:1/);
+    assert.doesNotMatch(unreachable.stderr, /\n\s+at /);
   });
 });

@@ -2,16 +2,10 @@
 // API key management.
 
 import { parseArgs } from 'node:util';
-import { openKeyStore, parseScopeList, ScopeError, SCOPES } from './core/auth/index.js';
+import { parseScopeList, ScopeError, SCOPES } from './core/auth/index.js';
 import { StorageFullError } from './core/disk/reserve.js';
 import { SERVICE_NAMES, type ServiceName } from './core/service.js';
-import {
-  DataDirError,
-  EnvReader,
-  loadCoreSettings,
-  requireDataDir,
-  SettingsError,
-} from './core/settings/index.js';
+import { DataDirError, EnvReader, SettingsError } from './core/settings/index.js';
 
 const HELP = `sluice — rate limit decisions, streams and automation on one Node.js runtime
 
@@ -34,9 +28,11 @@ ${Object.entries(SCOPES)
   .join('\n')}
   keys list           list keys (never their secrets)
   keys revoke <id>    revoke a key
-                      (keys are in PostgreSQL, shared by every automation node,
-                      when AUTOMATION_DATABASE_URL is set; otherwise in the
-                      server's data directory, SLUICE_DATA_DIR, default ./data)
+                      keys are in PostgreSQL (shared by every automation node)
+                      when AUTOMATION_DATABASE_URL is set, in the JetStream
+                      bucket <STREAMS_NATS_PREFIX>_keys (shared by every streams
+                      node) with STREAMS_BACKEND=jetstream, else in this node's
+                      data directory; --store lmdb|postgres|jetstream picks one
   keys ... --init     create the data directory's key store when there is none
                       (without it, a folder holding no server data is refused)
 
@@ -79,23 +75,30 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
-async function keysCommand(args: string[]): Promise<number> {
-  const init = args.includes('--init');
-  const [sub, ...rest] = args.filter((arg) => arg !== '--init');
-  if (sub !== 'create' && sub !== 'list' && sub !== 'revoke') {
-    process.stderr.write('usage: sluice keys create|list|revoke [--init]\n');
+async function keysCommand(argv: string[]): Promise<number> {
+  // LMDB, PostgreSQL or the JetStream bucket, as the settings (or --store) say: src/key-admin.ts.
+  const { chooseKeyStore, KeyStoreChoiceError, openKeyAdmin, takeStoreOption } =
+    await import('./key-admin.js');
+  const init = argv.includes('--init');
+  const { store: wanted, rest: args } = takeStoreOption(argv.filter((arg) => arg !== '--init'));
+  const [sub, ...rest] = args;
+  const env = new EnvReader();
+  let choice;
+  try {
+    choice = await chooseKeyStore(env, wanted);
+  } catch (error) {
+    if (!(error instanceof KeyStoreChoiceError)) throw error;
+    process.stderr.write(`sluice keys: ${error.message}\n`);
     return 2;
   }
-  const env = new EnvReader();
-  const core = loadCoreSettings(env);
-  // With AUTOMATION_DATABASE_URL the keys are the cluster's, in PostgreSQL (docs/deployment.md).
-  const { loadAutomationSettings } = await import('./automation/settings.js');
-  const database = loadAutomationSettings(env, core).database;
-  // Otherwise they are in the server's data directory, found as the server finds it; a folder
-  // without server data is refused rather than given a new, empty key store.
-  const store = database
-    ? await (await import('./automation/pg/key-store.js')).openPgKeyAdmin(database)
-    : openKeyStore(requireDataDir(env, { init }), undefined, core.diskReserveBytes);
+  // An unreachable database or cluster is one line, not a stack trace.
+  const store = await openKeyAdmin(env, choice, { init }).catch((error: Error) => error);
+  // A folder without server data: the message names it and the setting (exit 1, below).
+  if (store instanceof DataDirError) throw store;
+  if (store instanceof Error) {
+    process.stderr.write(`sluice keys: ${store.message}\n`);
+    return 1;
+  }
   try {
     if (sub === 'create') {
       const { values } = parseArgs({

@@ -4,6 +4,7 @@
 
 import { join } from 'node:path';
 import { loggedReserve } from '../core/disk/reserve.js';
+import { chainAuthenticators, type Authenticator } from '../core/auth/index.js';
 import { startHttpServer } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { consoleCors, mountConsole } from '../core/console/routes.js';
@@ -13,6 +14,7 @@ import { openGroupStore } from './groups/open.js';
 import { streamsErrorBody } from './http/errors.js';
 import { buildRouter } from './http/routes.js';
 import { JetStreamTopicLog } from './log/jetstream.js';
+import { keysBucket, openJetStreamKeyStore, type JetStreamKeyStore } from './nats/key-store.js';
 import { LmdbTopicLog } from './log/lmdb.js';
 import { Partitioner } from './log/partitioner.js';
 import type { TopicLog } from './log/types.js';
@@ -86,6 +88,27 @@ export async function startStreams(
     ops.close();
     throw error;
   }
+  // On JetStream the API keys are the cluster's (a KV bucket every node follows), then this
+  // node's own (LMDB keys and SLUICE_ADMIN_TOKEN).
+  let keys: JetStreamKeyStore | undefined;
+  let authenticator: Authenticator = ctx.auth;
+  if (settings.nats !== undefined) {
+    try {
+      keys = await openJetStreamKeyStore(settings.nats, {
+        name: `sluice-streams-keys-${settings.nodeId}`,
+        follow: true,
+        onError: (what, error) => log.warn({ err: error }, `API keys: ${what} failed`),
+        log,
+      });
+    } catch (error) {
+      await groupStore.close();
+      await topicLog.close();
+      await root.close();
+      throw error;
+    }
+    authenticator = chainAuthenticators(keys, ctx.auth);
+    log.info({ bucket: keysBucket(settings.nats) }, 'API keys shared through JetStream');
+  }
   const groups = new ConsumerGroups(
     topicLog,
     groupStore,
@@ -104,10 +127,11 @@ export async function startStreams(
     partitioner: new Partitioner(),
     baseUrl: () => url,
   });
+  // The console's sign-in (whoami) accepts the same keys as the API.
   ops.mount(router);
   ops.readiness.register(settings.nats !== undefined ? 'nats' : 'lmdb', () => topicLog.probe());
   metrics.watchLag(topicLog, groups);
-  mountConsole(router, { self: 'streams', ctx });
+  mountConsole(router, { self: 'streams', ctx: { ...ctx, auth: authenticator } });
   const cors = consoleCors('streams', ctx);
   let server;
   try {
@@ -118,7 +142,7 @@ export async function startStreams(
       router,
       errorBody: streamsErrorBody,
       maxBodyBytes: settings.maxBodyBytes,
-      authenticator: ctx.auth,
+      authenticator,
       defaultScope: 'streams:read',
       log,
       transport: ctx.core.httpTransport,
@@ -127,6 +151,7 @@ export async function startStreams(
     });
   } catch (error) {
     groups.close();
+    await keys?.close();
     await groupStore.close();
     await topicLog.close();
     await root.close();
@@ -177,6 +202,7 @@ export async function startStreams(
         await groups.flush().catch((error: unknown) => {
           log.warn({ err: error }, 'consumer group state not stored before shutdown');
         });
+        await keys?.close();
         await groupStore.close();
         await topicLog.close();
         await root.close();

@@ -11,6 +11,7 @@ import {
   refusalOf,
   verifyToken,
   type CreatedKey,
+  type KeyAdmin,
   type KeyRecord,
   type NewKeyInput,
 } from '../../core/auth/key-tokens.js';
@@ -21,7 +22,7 @@ import { PgListener } from './listener.js';
 import { openPgDatabase, type PgDatabase } from './pool.js';
 
 const CHANNEL = 'sluice_api_keys';
-export class PgKeyStore implements Authenticator {
+export class PgKeyStore implements Authenticator, KeyAdmin {
   private keys = new Map<string, KeyRecord>();
   private listener: PgListener | undefined;
   /** When the LISTEN connection was lost; undefined while it is up. */
@@ -166,12 +167,4 @@ export async function openPgKeyAdmin(settings: DatabaseSettings): Promise<PgKeyS
 }
 
 /** Keys from the database first, then `fallback` (this node's own keys and SLUICE_ADMIN_TOKEN). */
-export function chainAuthenticators(first: Authenticator, fallback: Authenticator): Authenticator {
-  return {
-    authenticate: (token) => first.authenticate(token) ?? fallback.authenticate(token),
-    refusal: (token) => {
-      const reason = first.refusal(token);
-      return reason === 'unknown' ? fallback.refusal(token) : reason;
-    },
-  };
-}
+export { chainAuthenticators } from '../../core/auth/types.js';

@@ -14,6 +14,7 @@ import {
   sha256,
   verifyToken,
   type CreatedKey,
+  type KeyAdmin,
   type KeyRecord,
   type NewKeyInput,
 } from './key-tokens.js';
@@ -21,7 +22,7 @@ import type { Authenticator, KeyRefusal, Principal } from './types.js';
 
 export type { CreatedKey, KeyRecord } from './key-tokens.js';
 
-export class KeyStore implements Authenticator {
+export class KeyStore implements Authenticator, KeyAdmin {
   private readonly adminTokenHash: Buffer | undefined;
 
   private constructor(

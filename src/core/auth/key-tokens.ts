@@ -25,6 +25,21 @@ export interface CreatedKey {
   token: string;
 }
 
+/** What `sluice keys list` shows of a key: everything but the hash. */
+export type VisibleKey = Omit<KeyRecord, 'hash'>;
+
+/**
+ * Managing keys (`sluice keys`): every key store has it — LMDB (this node's own keys), PostgreSQL
+ * (the automation nodes'), a JetStream bucket (the streams nodes'). No `scopes` on create means an
+ * admin key; revoke is false when no such key exists.
+ */
+export interface KeyAdmin {
+  create(input: NewKeyInput): Promise<CreatedKey>;
+  list(): Promise<VisibleKey[]> | VisibleKey[];
+  revoke(id: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
 export interface NewKeyInput {
   tenant?: string;
   user?: string;

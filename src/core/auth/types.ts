@@ -20,6 +20,17 @@ export interface Authenticator {
   refusal(token: string): KeyRefusal;
 }
 
+/** Keys from `first` (a shared store), then `fallback` (this node's own keys and SLUICE_ADMIN_TOKEN). */
+export function chainAuthenticators(first: Authenticator, fallback: Authenticator): Authenticator {
+  return {
+    authenticate: (token) => first.authenticate(token) ?? fallback.authenticate(token),
+    refusal: (token) => {
+      const reason = first.refusal(token);
+      return reason === 'unknown' ? fallback.refusal(token) : reason;
+    },
+  };
+}
+
 export function hasScope(principal: Principal, required: string): boolean {
   for (const scope of principal.scopes) {
     if (scope === 'admin' || scope === required) return true;

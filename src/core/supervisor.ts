@@ -7,6 +7,7 @@ import type { Worker } from 'node:worker_threads';
 import { openKeyStore } from './auth/index.js';
 import type { FrontEndData, FrontEndMessage } from './frontend.js';
 import { configureLogging, createLogger } from './log.js';
+import { claimPidFile } from './pid-file.js';
 import type { ServiceName } from './service.js';
 import { EnvReader, loadCoreSettings } from './settings/index.js';
 import { startWorker } from './worker-entry.js';
@@ -28,6 +29,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const threads = options.threads ?? core.threads;
   mkdirSync(core.dataDir, { recursive: true });
+  claimPidFile(core.dataDir);
 
   const keys = openKeyStore(core.dataDir, core.adminToken);
   const initial = await keys.ensureInitialKey();

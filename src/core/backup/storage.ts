@@ -40,7 +40,7 @@ export async function copyEnvironment(env: LmdbEnvironment, from: string, to: st
 }
 
 /**
- * Opens a copied environment read-only and counts the entries of its named databases (a copy
+ * Opens a copied environment read-only and counts the entries (keys, read as raw bytes) of its named databases (a copy
  * that does not open throws), then removes the lock file the open left, so the backup holds
  * data files only.
  */
@@ -54,7 +54,7 @@ export async function checkCopy(env: LmdbEnvironment, root: string): Promise<Rec
     for (const name of copy.getKeys()) {
       if (typeof name !== 'string') continue;
       // Read-only: a name that is no database opens nothing (lmdb-js answers undefined).
-      const db = copy.openDB({ name }) as Database | undefined;
+      const db = copy.openDB({ name, keyEncoding: 'binary', encoding: 'binary' }) as Database | undefined;
       if (db) counts[name] = db.getKeysCount();
     }
     return counts;

@@ -15,8 +15,15 @@ async function reported(command: string, work: () => Promise<number>): Promise<n
   try {
     return await work();
   } catch (err) {
-    if (!(err instanceof BackupError)) throw err;
-    process.stderr.write(`sluice ${command}: ${err.message}\n`);
+    if (err instanceof BackupError) process.stderr.write(`sluice ${command}: ${err.message}\n`);
+    else {
+      // An I/O, LMDB or git failure: say what failed; the partial backup is already removed.
+      const code = (err as { code?: string | number }).code;
+      process.stderr.write(
+        `sluice ${command}: failed: ${(err as Error).message}${code === undefined ? '' : ` (code ${code})`}\n`,
+      );
+      if (process.env.LOG_LEVEL === 'debug') process.stderr.write(`${(err as Error).stack}\n`);
+    }
     return 1;
   }
 }

@@ -51,8 +51,9 @@ export async function checkCopy(env: LmdbEnvironment, root: string): Promise<Rec
   try {
     const counts: Record<string, number> = {};
     // The main database's keys are the names of the named databases.
-    for (const name of copy.getKeys()) {
-      if (typeof name !== 'string') continue;
+    // Names first: opening a database ends the read transaction an open iterator runs in.
+    const names = [...copy.getKeys()].filter((name): name is string => typeof name === 'string');
+    for (const name of names) {
       // Read-only: a name that is no database opens nothing (lmdb-js answers undefined).
       const db = copy.openDB({ name, keyEncoding: 'binary', encoding: 'binary' }) as Database | undefined;
       if (db) counts[name] = db.getKeysCount();

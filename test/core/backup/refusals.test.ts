@@ -102,7 +102,7 @@ describe('sluice backup and restore refuse', () => {
     writeFileSync(join(copy, 'manifest.json'), JSON.stringify(manifest));
     const file = join(copy, 'data', manifest.lmdb[0]!.files[0]!.path);
     const bytes = readFileSync(file);
-    bytes[bytes.length - 1] ^= 0xff;
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0xff, bytes.length - 1);
     writeFileSync(file, bytes);
     const corrupt = await runCli(target, ['restore', copy]);
     assert.equal(corrupt.code, 1);

@@ -40,11 +40,16 @@ export async function startServer(dataDir: string): Promise<Server> {
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  await waitUntil(`sluice serve on ${dataDir} to be ready`, () => {
-    if (child.exitCode !== null) throw new Error(`sluice serve exited ${child.exitCode}:\n${out}`);
-    // The banner's last lines list the listeners; the automation one comes after streams.
-    return /automation auth/.test(out);
-  });
+  await waitUntil(
+    `sluice serve on ${dataDir} to be ready`,
+    () => {
+      if (child.exitCode !== null) throw new Error(`sluice serve exited ${child.exitCode}:\n${out}`);
+      // The banner's last lines list the listeners; the automation one comes after streams.
+      return /automation auth/.test(out);
+      // A hang guard only: three services starting on a loaded 2-core machine can take a while.
+    },
+    { timeoutMs: 180_000 },
+  );
   return {
     streams: `http://127.0.0.1:${ports.STREAMS_PORT}`,
     automation: `http://127.0.0.1:${ports.AUTOMATION_PORT}/api/v1`,

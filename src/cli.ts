@@ -35,6 +35,10 @@ ${Object.entries(SCOPES)
                       data directory; --store lmdb|postgres|jetstream picks one
   keys ... --init     create the data directory's key store when there is none
                       (without it, a folder holding no server data is refused)
+  backup <dir>        copy the local data (LMDB, registry, files) into a new folder,
+                      while the server runs; see docs/deployment.md
+  restore <dir>       put a backup back into the data directory (server stopped)
+                        [--force] replace what the data directory holds
 
 Options for serve/ratelimit/streams/automation:
   --threads N         front-end threads (default: SLUICE_THREADS or the number of cores)
@@ -71,6 +75,8 @@ async function main(argv: string[]): Promise<number> {
     return runRatelimitClient(rest);
   }
   if (command === 'keys') return keysCommand(rest);
+  if (command === 'backup') return (await import('./core/backup/command.js')).backupCommand(rest);
+  if (command === 'restore') return (await import('./core/backup/command.js')).restoreCommand(rest);
   process.stderr.write(`sluice: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
   return 2;
 }

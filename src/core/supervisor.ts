@@ -7,6 +7,7 @@ import type { Worker } from 'node:worker_threads';
 import { openKeyStore } from './auth/index.js';
 import type { FrontEndData, FrontEndMessage } from './frontend.js';
 import { configureLogging, createLogger } from './log.js';
+import { claimPidFile } from './pid-file.js';
 import { takenPortsMessage } from './port-probe.js';
 import type { ServiceName } from './service.js';
 import { EnvReader, loadCoreSettings } from './settings/index.js';
@@ -40,6 +41,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     return 1;
   }
   mkdirSync(core.dataDir, { recursive: true });
+  claimPidFile(core.dataDir);
 
   const keys = openKeyStore(core.dataDir, core.adminToken, core.diskReserveBytes);
   const initial = await keys.ensureInitialKey();

@@ -8,6 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
+import { describeEndpoint } from '../core/banner.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { mountConsole } from '../core/console/routes.js';
 import { ArchivePool } from './archives/pool.js';
@@ -129,6 +130,7 @@ export async function startAutomation(
         : undefined,
     });
     const registry = new AutomationRegistry(stores.automations, repo, settings.defaultTimeoutMs);
+    log.debug({ path: repo.path }, 'opening the automation registry');
     const init = await registry.init();
     if (init.created)
       log.info({ path: repo.path, from: init.opened, synced: init.synced }, 'automation registry created');
@@ -246,6 +248,12 @@ export async function startAutomation(
     return {
       name: 'automation',
       addresses: { http: `${server.url}/api/v1` },
+      backends: {
+        ...(settings.database
+          ? { database: `PostgreSQL ${describeEndpoint(settings.database.url)}` }
+          : { metadata: `LMDB ${join(settings.dataDir, 'meta.lmdb')}` }),
+        registry: repo.path,
+      },
       core,
       url: server.url,
       beginShutdown() {

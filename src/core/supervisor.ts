@@ -1,14 +1,19 @@
 // The main thread: validates settings, makes shared memory once, starts N front-end threads,
-// prints where everything listens and how to authenticate, restarts a thread that dies, and on
-// SIGTERM/SIGINT asks every thread to drain and waits for them before exiting 0.
+// prints where everything listens and how to authenticate once every service of every thread
+// listens, restarts a thread that dies, and on SIGTERM/SIGINT asks every thread to drain and
+// waits for them to end by themselves before exiting 0 — at any moment, during start-up too (a
+// thread still starting finishes the service it is starting, starts no other, and closes what
+// it started). A second signal exits at once with status 1.
 
 import { mkdirSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { openKeyStore } from './auth/index.js';
-import type { FrontEndData, FrontEndMessage } from './frontend.js';
+import { bannerLines } from './banner.js';
+import type { FrontEndData, FrontEndMessage, SupervisorMessage } from './frontend.js';
 import { configureLogging, createLogger } from './log.js';
 import type { ServiceName } from './service.js';
 import { EnvReader, loadCoreSettings } from './settings/index.js';
+import { takeEarlyStop } from './signals.js';
 import { startWorker } from './worker-entry.js';
 import { SERVICES } from '../services.js';
 
@@ -21,17 +26,56 @@ export interface SupervisorOptions {
 }
 
 export async function runSupervisor(options: SupervisorOptions): Promise<number> {
+  // Signals first: a stop that comes while settings load, keys are made or threads start is
+  // a stop like any other (before this, the entry script remembered it: takeEarlyStop).
+  let shuttingDown = false;
+  let stopSignal: NodeJS.Signals | undefined = takeEarlyStop();
+  let onStop: () => void = () => undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (shuttingDown || stopSignal !== undefined) {
+      process.stderr.write(`sluice: second stop signal (${signal}): exiting now\n`);
+      process.exit(1);
+    }
+    stopSignal = signal;
+    onStop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    return await supervise(
+      options,
+      () => stopSignal,
+      (fn) => (onStop = fn),
+      () => (shuttingDown = true),
+    );
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
+
+async function supervise(
+  options: SupervisorOptions,
+  stopSignal: () => NodeJS.Signals | undefined,
+  onStop: (fn: () => void) => void,
+  markShuttingDown: () => void,
+): Promise<number> {
   const env = new EnvReader();
   const core = loadCoreSettings(env);
   configureLogging(core.log);
   const log = createLogger('supervisor');
   const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
   const threads = options.threads ?? core.threads;
+  log.debug({ services: options.services, threads }, 'starting');
   mkdirSync(core.dataDir, { recursive: true });
 
   const keys = openKeyStore(core.dataDir, core.adminToken);
-  const initial = await keys.ensureInitialKey();
-  await keys.close();
+  let initial: Awaited<ReturnType<typeof keys.ensureInitialKey>>;
+  try {
+    initial = await keys.ensureInitialKey();
+  } finally {
+    await keys.close();
+  }
 
   const shared: FrontEndData['shared'] = {};
   const hints: Record<string, string> = {};
@@ -43,13 +87,20 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       if (module.prepareShared) shared[name] = module.prepareShared(env);
     }
   }
+  const early = stopSignal();
+  if (early) {
+    log.info({ signal: early }, 'stopping before any thread started');
+    return 0;
+  }
 
   const workers = new Map<number, Worker>();
   let shuttingDown = false;
+  let serving = false;
   let exitCode = 0;
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const restarts: number[] = [];
+  const send = (worker: Worker, message: SupervisorMessage) => worker.postMessage(message);
 
   const spawn = (index: number): Promise<FrontEndMessage> =>
     new Promise((resolve) => {
@@ -64,7 +115,8 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       workers.set(index, worker);
       let settled = false;
       worker.on('message', (message: FrontEndMessage) => {
-        if (!settled && (message.type === 'ready' || message.type === 'error')) {
+        if (message.type === 'ready' && serving && !shuttingDown) send(worker, { type: 'serving' });
+        if (!settled && message.type !== 'closed') {
           settled = true;
           resolve(message);
         }
@@ -77,6 +129,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
           resolve({ type: 'error', index, message: `thread exited with code ${code} before it was ready` });
         }
         if (shuttingDown) {
+          if (code !== 0) exitCode = exitCode || 1;
           if (workers.size === 0) resolveDone();
           return;
         }
@@ -87,7 +140,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         if (restarts.length > 5) {
           log.fatal('front-end threads keep exiting; stopping');
           exitCode = 1;
-          void shutdown();
+          shutdown();
           return;
         }
         log.error({ thread: index, code }, 'front-end thread exited; restarting it');
@@ -95,64 +148,57 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       });
     });
 
-  const shutdown = async () => {
+  const shutdown = () => {
     if (shuttingDown) return;
     shuttingDown = true;
+    markShuttingDown();
     if (workers.size === 0) resolveDone();
-    for (const worker of workers.values()) worker.postMessage({ type: 'shutdown' });
-    // A thread that cannot drain in time is stopped; exit code 1 tells the operator.
+    // Each thread finishes what it is starting, drains for up to the grace and closes its
+    // services, then ends by itself. A thread is never terminated from here while it may hold a
+    // native handle (uWS socket, LMDB environment): Node would abort the process. Only a thread
+    // still alive well after the grace is stopped, and the exit status says so.
+    for (const worker of workers.values()) send(worker, { type: 'shutdown' });
     setTimeout(() => {
+      if (workers.size === 0) return;
+      log.error(
+        { threads: [...workers.keys()] },
+        'front-end threads did not stop within the grace; stopping them',
+      );
       for (const worker of workers.values()) void worker.terminate();
       exitCode = exitCode || 1;
       resolveDone();
     }, core.shutdownGraceMs + 5_000).unref();
   };
-
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (shuttingDown) {
-      log.warn({ signal }, 'second stop signal: exiting now');
-      process.exit(1);
-    }
-    log.info({ signal }, 'stopping: draining in-flight requests');
-    void shutdown();
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  onStop(() => {
+    log.info({ signal: stopSignal() }, 'stopping: draining in-flight requests');
+    shutdown();
+  });
 
   const first = await Promise.all(Array.from({ length: threads }, (_, i) => spawn(i)));
+  if (shuttingDown) {
+    await done;
+    log.info({ code: exitCode }, 'stopped');
+    return exitCode;
+  }
   const failure = first.find((m) => m.type === 'error');
   if (failure && failure.type === 'error') {
     print(`sluice: failed to start: ${failure.message}`);
     exitCode = 1;
-    await shutdown();
+    shutdown();
     await done;
     return exitCode;
   }
 
-  print(
-    `sluice: ${options.services.join(', ')} running on ${threads} front-end thread(s); data in ${core.dataDir}`,
-  );
-  const ready = first.find((m) => m.type === 'ready');
-  if (ready && ready.type === 'ready') print(`  http transport: ${ready.transport}`);
-  // Threads share most ports; a listener that differs per thread (GRPC_THREAD_PORTS) lists each.
-  const listing = new Map<string, Map<string, Set<string>>>();
-  for (const message of first) {
-    if (message.type !== 'ready') continue;
-    for (const [service, listeners] of Object.entries(message.addresses)) {
-      const byListener = listing.get(service) ?? new Map<string, Set<string>>();
-      listing.set(service, byListener);
-      for (const [listener, address] of Object.entries(listeners)) {
-        const set = byListener.get(listener) ?? new Set<string>();
-        set.add(address);
-        byListener.set(listener, set);
-      }
-    }
-  }
-  for (const [service, listeners] of listing) {
-    for (const [listener, addresses] of listeners)
-      print(`  ${service.padEnd(10)} ${listener.padEnd(8)} ${[...addresses].join(', ')}`);
-    print(`  ${service.padEnd(10)} auth     ${hints[service] ?? ''}`);
-  }
+  serving = true;
+  for (const worker of workers.values()) send(worker, { type: 'serving' });
+  for (const line of bannerLines({
+    services: options.services,
+    threads,
+    dataDir: core.dataDir,
+    ready: first.filter((m) => m.type === 'ready'),
+    authHints: hints,
+  }))
+    print(line);
   if (initial) {
     print('');
     print('  First start: an admin API key was created. It is shown only this once:');
@@ -162,7 +208,6 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     print('  SLUICE_ADMIN_TOKEN is accepted as an admin key.');
   }
   await done;
-  process.off('SIGTERM', onSignal);
-  process.off('SIGINT', onSignal);
+  log.info({ code: exitCode }, 'stopped');
   return exitCode;
 }

@@ -21,7 +21,13 @@ import { Decider } from './server/decider.js';
 import { grpcListenerFor, startRatelimitGrpc } from './server/grpc.js';
 import { startRatelimitHttp } from './server/http.js';
 import { ratelimitConsoleRoutes } from './server/console-api.js';
-import { loadRateLimitSettings, toGrpcServerTls, type ServerSettings } from './settings/index.js';
+import {
+  loadRateLimitSettings,
+  toGrpcServerTls,
+  type RedisSettings,
+  type ServerSettings,
+  type StoreSettings,
+} from './settings/index.js';
 import { STAT } from './stats/names.js';
 import { createStatsBuffer, SharedStatsTable } from './stats/shared-table.js';
 import { createConfiguredStores } from './store/factory.js';
@@ -221,6 +227,7 @@ export async function startRatelimit(
   return {
     name: 'ratelimit',
     addresses,
+    backends: describeStores(all.store),
     beginShutdown() {
       health.set('sigterm', false);
     },
@@ -242,4 +249,23 @@ function runtimeLayout(settings: ServerSettings, dataDir: string) {
   seedRuntime(root, r.appDirectory);
   // The seeded folder is a plain directory the user edits in place: watch its content.
   return { ...r, root, subdirectory: '', watchRoot: false };
+}
+
+/** Where the counters live, for the start banner (addresses only; credentials are never shown). */
+function describeStores(store: StoreSettings): Record<string, string> {
+  const redis = (r: RedisSettings) =>
+    `redis ${r.topology} ${r.socketPath ?? r.nodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
+  if (store.backend === 'redis' && store.redis) {
+    return {
+      counters: redis(store.redis),
+      ...(store.perSecond ? { 'per-second counters': redis(store.perSecond) } : {}),
+    };
+  }
+  if (store.backend === 'objcache' && store.objcache) {
+    const c = store.objcache;
+    return {
+      counters: `memcached ${c.srv ? `SRV ${c.srv}` : c.hostPorts.map((n) => `${n.host}:${n.port}`).join(',')}`,
+    };
+  }
+  return { counters: 'memory (shared by the front-end threads of this process)' };
 }

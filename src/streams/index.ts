@@ -3,6 +3,7 @@
 // several nodes (STREAMS_BACKEND). Stateful, so the core starts it on front-end thread 0 only.
 
 import { join } from 'node:path';
+import { describeEndpoint } from '../core/banner.js';
 import { startHttpServer } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { consoleCors, mountConsole } from '../core/console/routes.js';
@@ -38,7 +39,8 @@ export async function startStreams(
   }
   const settings = loadStreamsSettings(ctx.env);
   const log = ctx.log.child({ service: 'streams' });
-  const root = openStreamsEnvironment(join(ctx.core.dataDir, 'streams'));
+  const streamsDir = join(ctx.core.dataDir, 'streams');
+  const root = openStreamsEnvironment(streamsDir);
   let topicLog: TopicLog;
   try {
     topicLog =
@@ -131,6 +133,10 @@ export async function startStreams(
   return {
     name: 'streams',
     addresses: { http: server.url },
+    backends:
+      settings.nats !== undefined
+        ? { log: `NATS JetStream ${settings.nats.servers.map(describeEndpoint).join(', ')}` }
+        : { log: `LMDB ${streamsDir}` },
     beginShutdown() {
       ctx.health.set('streams', false);
     },

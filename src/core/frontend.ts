@@ -41,6 +41,8 @@ export type FrontEndMessage =
   | { type: 'error'; index: number; message: string }
   /** The thread stopped before it was ready, because a stop signal came during the start. */
   | { type: 'cancelled'; index: number }
+  /** The thread's health checks now count the process as started (answer to 'serving'). */
+  | { type: 'serving'; index: number }
   | { type: 'closed'; index: number };
 
 /** Supervisor → thread. */
@@ -90,6 +92,7 @@ export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promis
     } else if (message.type === 'serving') {
       serving = true;
       for (const health of registries) health.set(STARTED_COMPONENT, true);
+      port.postMessage({ type: 'serving', index: data.index } satisfies FrontEndMessage);
     }
   });
 

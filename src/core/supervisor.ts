@@ -101,6 +101,8 @@ async function supervise(
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
   const restarts: number[] = [];
   const send = (worker: Worker, message: SupervisorMessage) => worker.postMessage(message);
+  /** Threads told the process serves that have not answered yet (the banner waits for them). */
+  const unacknowledged = new Map<number, () => void>();
 
   const spawn = (index: number): Promise<FrontEndMessage> =>
     new Promise((resolve) => {
@@ -116,7 +118,8 @@ async function supervise(
       let settled = false;
       worker.on('message', (message: FrontEndMessage) => {
         if (message.type === 'ready' && serving && !shuttingDown) send(worker, { type: 'serving' });
-        if (!settled && message.type !== 'closed') {
+        if (message.type === 'serving') unacknowledged.get(index)?.();
+        if (!settled && message.type !== 'closed' && message.type !== 'serving') {
           settled = true;
           resolve(message);
         }
@@ -124,6 +127,7 @@ async function supervise(
       worker.on('error', (error) => log.error({ err: error, thread: index }, 'front-end thread failed'));
       worker.on('exit', (code) => {
         workers.delete(index);
+        unacknowledged.get(index)?.();
         if (!settled) {
           settled = true;
           resolve({ type: 'error', index, message: `thread exited with code ${code} before it was ready` });
@@ -189,8 +193,25 @@ async function supervise(
     return exitCode;
   }
 
+  // Health checks turn green on every thread before the banner says the process serves.
   serving = true;
-  for (const worker of workers.values()) send(worker, { type: 'serving' });
+  await Promise.all(
+    [...workers].map(
+      ([index, worker]) =>
+        new Promise<void>((resolve) => {
+          unacknowledged.set(index, () => {
+            unacknowledged.delete(index);
+            resolve();
+          });
+          send(worker, { type: 'serving' });
+        }),
+    ),
+  );
+  if (shuttingDown) {
+    await done;
+    log.info({ code: exitCode }, 'stopped');
+    return exitCode;
+  }
   for (const line of bannerLines({
     services: options.services,
     threads,

@@ -12,7 +12,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { openKeyStore } from './auth/index.js';
 import { ServiceDirectory } from './directory.js';
 import { HealthRegistry } from './health.js';
-import { describeTransport, resolveTransport } from './http/index.js';
+import { describeTransport, endDrainsNow, resolveTransport } from './http/index.js';
 import { configureLogging, createLogger } from './log.js';
 import type { RunningService, ServiceName } from './service.js';
 import { EnvReader, loadCoreSettings, type LogSettings } from './settings/index.js';
@@ -49,6 +49,8 @@ export type FrontEndMessage =
 export type SupervisorMessage =
   /** Drain and close everything, then end the thread. */
   | { type: 'shutdown' }
+  /** Stop now: in-flight requests are closed instead of drained (a second stop signal). */
+  | { type: 'force' }
   /** Every thread of the process is ready: every service listens. */
   | { type: 'serving' };
 
@@ -76,18 +78,25 @@ export async function runFrontEnd(data: FrontEndData, port: MessagePort): Promis
       // Whatever is starting finishes first: its close releases what its start opened.
       await startup;
       for (const service of running) service.beginShutdown?.();
-      const results = await Promise.allSettled(running.map((service) => service.close()));
+      const results = await Promise.allSettled(
+        running.map(async (service) => {
+          await service.close();
+          log.debug({ service: service.name }, 'service closed');
+        }),
+      );
       for (const [i, result] of results.entries())
         if (result.status === 'rejected')
           log.error({ err: result.reason, service: running[i]!.name }, 'service did not close cleanly');
       await keys?.close();
+      log.debug('thread closed');
       port.postMessage({ type: 'closed', index: data.index } satisfies FrontEndMessage);
       port.close();
     })());
 
   port.on('message', (message: SupervisorMessage) => {
-    if (message.type === 'shutdown') {
+    if (message.type === 'shutdown' || message.type === 'force') {
       stopRequested = true;
+      if (message.type === 'force') endDrainsNow();
       void stop();
     } else if (message.type === 'serving') {
       serving = true;

@@ -28,38 +28,45 @@ export interface SupervisorOptions {
 export async function runSupervisor(options: SupervisorOptions): Promise<number> {
   // Signals first: a stop that comes while settings load, keys are made or threads start is
   // a stop like any other (before this, the entry script remembered it: takeEarlyStop).
-  let shuttingDown = false;
   let stopSignal: NodeJS.Signals | undefined = takeEarlyStop();
   let onStop: () => void = () => undefined;
+  // Until threads run, a second signal may leave at once; then it goes through forceStop.
+  let onSecond: (signal: NodeJS.Signals) => void = (signal) => {
+    process.stderr.write(`sluice: second stop signal (${signal}): exiting now\n`);
+    process.exit(1);
+  };
   const onSignal = (signal: NodeJS.Signals) => {
-    if (shuttingDown || stopSignal !== undefined) {
-      process.stderr.write(`sluice: second stop signal (${signal}): exiting now\n`);
-      process.exit(1);
-    }
+    if (stopSignal !== undefined) return onSecond(signal);
     stopSignal = signal;
     onStop();
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    return await supervise(
-      options,
-      () => stopSignal,
-      (fn) => (onStop = fn),
-      () => (shuttingDown = true),
-    );
+    return await supervise(options, {
+      stopSignal: () => stopSignal,
+      onStop: (fn) => (onStop = fn),
+      onSecond: (fn) => (onSecond = fn),
+    });
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
 }
 
-async function supervise(
-  options: SupervisorOptions,
-  stopSignal: () => NodeJS.Signals | undefined,
-  onStop: (fn: () => void) => void,
-  markShuttingDown: () => void,
-): Promise<number> {
+interface SignalHooks {
+  readonly stopSignal: () => NodeJS.Signals | undefined;
+  /** Called on the first stop signal (or now, when one came already). */
+  readonly onStop: (fn: () => void) => void;
+  /** Called on every further signal. */
+  readonly onSecond: (fn: (signal: NodeJS.Signals) => void) => void;
+}
+
+/** How long threads get to end after a forced stop before the process kills itself. */
+const FORCED_STOP_MS = 3_000;
+
+async function supervise(options: SupervisorOptions, signals: SignalHooks): Promise<number> {
+  const stopSignal = signals.stopSignal;
   const env = new EnvReader();
   const core = loadCoreSettings(env);
   configureLogging(core.log);
@@ -152,30 +159,47 @@ async function supervise(
       });
     });
 
+  // A thread is never terminated (worker.terminate, or process.exit while it runs) when it may
+  // hold a native handle — a uWS socket, an LMDB environment: Node then aborts the process in
+  // uv_loop_close. Each thread ends by itself after closing what it opened; a forced stop only
+  // cuts its drain short, and a thread that still does not end is not waited for: the process
+  // kills itself (SIGKILL, status 137), which no data depends on (LMDB commits are durable).
+  let forcing = false;
+  const forceStop = (reason: string) => {
+    if (forcing) {
+      log.warn('stop signal while a forced stop runs: killing the process');
+      process.kill(process.pid, 'SIGKILL');
+    }
+    forcing = true;
+    exitCode = 1;
+    log.warn({ reason }, 'forced stop: closing in-flight requests now');
+    for (const worker of workers.values()) send(worker, { type: 'force' });
+    setTimeout(() => {
+      if (workers.size === 0) return;
+      log.error({ threads: [...workers.keys()] }, 'front-end threads did not end: killing the process');
+      process.kill(process.pid, 'SIGKILL');
+    }, FORCED_STOP_MS).unref();
+  };
   const shutdown = () => {
     if (shuttingDown) return;
     shuttingDown = true;
-    markShuttingDown();
     if (workers.size === 0) resolveDone();
     // Each thread finishes what it is starting, drains for up to the grace and closes its
-    // services, then ends by itself. A thread is never terminated from here while it may hold a
-    // native handle (uWS socket, LMDB environment): Node would abort the process. Only a thread
-    // still alive well after the grace is stopped, and the exit status says so.
+    // services, then ends by itself.
     for (const worker of workers.values()) send(worker, { type: 'shutdown' });
     setTimeout(() => {
-      if (workers.size === 0) return;
-      log.error(
-        { threads: [...workers.keys()] },
-        'front-end threads did not stop within the grace; stopping them',
-      );
-      for (const worker of workers.values()) void worker.terminate();
-      exitCode = exitCode || 1;
-      resolveDone();
+      if (workers.size > 0) forceStop('front-end threads did not stop within the grace');
     }, core.shutdownGraceMs + 5_000).unref();
   };
-  onStop(() => {
+  signals.onStop(() => {
     log.info({ signal: stopSignal() }, 'stopping: draining in-flight requests');
     shutdown();
+  });
+  signals.onSecond((signal) => {
+    if (workers.size === 0) process.exit(1);
+    process.stderr.write(`sluice: second stop signal (${signal}): stopping now\n`);
+    shutdown();
+    forceStop(`second stop signal (${signal})`);
   });
 
   const first = await Promise.all(Array.from({ length: threads }, (_, i) => spawn(i)));

@@ -54,12 +54,15 @@ before(async () => {
   if (TRANSPORTS.length > 0) await ensureSluiceBuilt();
 });
 
-async function expectCleanExit(proc: SluiceProcess, what: string): Promise<void> {
+/** Waits for the exit after a stop signal; returns how long it took (reported, never asserted). */
+async function expectCleanExit(proc: SluiceProcess, what: string): Promise<number> {
+  const since = Date.now();
   const { code, signal } = await withinHang(`${what}: exit after SIGTERM`, proc.exited, EXIT_GUARD_MS);
   const output = proc.output();
   assert.doesNotMatch(output, NATIVE_FAILURE, `${what}: native failure\n${output}`);
   assert.equal(signal, null, `${what}: killed by ${signal}\n${output}`);
   assert.equal(code, 0, `${what}: exit status\n${output}`);
+  return Date.now() - since;
 }
 
 describeEachTransport('a stop signal during start-up', (transport) => {
@@ -71,7 +74,7 @@ describeEachTransport('a stop signal during start-up', (transport) => {
   describe('each moment', { concurrency: 2 }, () => {
     for (let i = 0; i < STOPS_PER_TRANSPORT; i++) {
       const moment = MOMENTS[i % MOMENTS.length]!;
-      it(`stop ${i + 1}/${STOPS_PER_TRANSPORT}: at "${moment.name}"`, async () => {
+      it(`stop ${i + 1}/${STOPS_PER_TRANSPORT}: at "${moment.name}"`, async (t) => {
         const proc = new SluiceProcess({
           transport,
           dataDir: tempDir(),
@@ -81,7 +84,8 @@ describeEachTransport('a stop signal during start-up', (transport) => {
         procs.push(proc);
         await proc.waitForLine(moment.line);
         proc.signalGroup('SIGTERM');
-        await expectCleanExit(proc, `stop at "${moment.name}"`);
+        const ms = await expectCleanExit(proc, `stop at "${moment.name}"`);
+        t.diagnostic(`exited ${ms} ms after SIGTERM`);
       });
     }
   });

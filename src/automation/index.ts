@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
+import { bindUrl, Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
 import { describeEndpoint } from '../core/banner.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { mountConsole } from '../core/console/routes.js';
@@ -247,7 +247,7 @@ export async function startAutomation(
     let closed = false;
     return {
       name: 'automation',
-      addresses: { http: `${server.url}/api/v1` },
+      addresses: { http: `${bindUrl(server.host, server.port)}/api/v1` },
       backends: {
         ...(settings.database
           ? { database: `PostgreSQL ${describeEndpoint(settings.database.url)}` }

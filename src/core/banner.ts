@@ -27,9 +27,9 @@ export function describeEndpoint(text: string): string {
  * a browser or curl on this machine reaches; undefined for any other URL.
  */
 export function loopbackUrl(address: string): string | undefined {
-  const m = /^(\w+:\/\/)(0\.0\.0\.0|\[::\])(:\d+.*)?$/.exec(address);
+  const m = /^(\w+:\/\/)?(0\.0\.0\.0|\[::\])(:\d+.*)?$/.exec(address);
   if (!m) return undefined;
-  return `${m[1]}${m[2] === '[::]' ? '[::1]' : '127.0.0.1'}${m[3] ?? ''}`;
+  return `${m[1] ?? ''}${m[2] === '[::]' ? '[::1]' : '127.0.0.1'}${m[3] ?? ''}`;
 }
 
 export interface BannerInput {

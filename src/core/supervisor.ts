@@ -140,7 +140,7 @@ async function supervise(options: SupervisorOptions, signals: SignalHooks): Prom
           resolve({ type: 'error', index, message: `thread exited with code ${code} before it was ready` });
         }
         if (shuttingDown) {
-          if (code !== 0) exitCode = exitCode || 1;
+          if (code !== 0) log.warn({ thread: index, code }, 'front-end thread ended with a non-zero code');
           if (workers.size === 0) resolveDone();
           return;
         }

@@ -3,7 +3,7 @@
 // against those tables. Every thread serves HTTP on the shared port; thread 0 also serves gRPC
 // and the debug server.
 
-import type { HttpServerHandle } from '../core/http/index.js';
+import { bindUrl, type HttpServerHandle } from '../core/http/index.js';
 import type { RunningGrpcServer } from '../core/grpc/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { consoleCors, mountConsole } from '../core/console/routes.js';
@@ -158,7 +158,7 @@ export async function startRatelimit(
     servers.push(http);
     // Where node:http cannot share the port between threads, thread 0 alone serves it.
     if (http.listening) {
-      addresses.http = http.url;
+      addresses.http = bindUrl(http.host, http.port);
       ctx.directory?.publish('ratelimit', http.port);
     }
     // gRPC on thread 0, or on every thread: one shared port (reusePort) or one port each.
@@ -210,7 +210,7 @@ export async function startRatelimit(
         },
       });
       servers.push(debug);
-      addresses.debug = debug.url;
+      addresses.debug = bindUrl(debug.host, debug.port);
       // The stats table holds process totals: one output per process, on thread 0.
       const outputs = await startStatsOutputs(stats, all.stats, { log });
       servers.push(outputs);

@@ -4,7 +4,7 @@
 
 import { join } from 'node:path';
 import { describeEndpoint } from '../core/banner.js';
-import { startHttpServer } from '../core/http/index.js';
+import { bindUrl, startHttpServer } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { consoleCors, mountConsole } from '../core/console/routes.js';
 import { ConsumerGroups } from './groups/coordinator.js';
@@ -132,7 +132,7 @@ export async function startStreams(
   let closing: Promise<void> | undefined;
   return {
     name: 'streams',
-    addresses: { http: server.url },
+    addresses: { http: bindUrl(server.host, server.port) },
     backends:
       settings.nats !== undefined
         ? { log: `NATS JetStream ${settings.nats.servers.map(describeEndpoint).join(', ')}` }

@@ -2,7 +2,7 @@
 export { Router, type Route, type Match, type WebSocketRoute } from './router.js';
 export { startHttpServer, type HttpServerHandle, type HttpServerOptions } from './server.js';
 export { endDrainsNow } from './dispatch.js';
-export { describeTransport, resolveTransport, type TransportInfo } from './transport.js';
+export { bindUrl, describeTransport, resolveTransport, type TransportInfo } from './transport.js';
 export { checkContentType } from './exchange.js';
 export { contentDisposition, sendBody, sendFile, sendStream, type SendFileOptions } from './download.js';
 export * from './types.js';

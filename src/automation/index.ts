@@ -8,7 +8,8 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loggedReserve } from '../core/disk/reserve.js';
-import { Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
+import { bindUrl, Router, startHttpServer, type HttpRequest, type HttpResponse } from '../core/http/index.js';
+import { describeEndpoint } from '../core/banner.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { mountConsole } from '../core/console/routes.js';
 import { ServiceOperations, stateCheck } from '../core/observe/index.js';
@@ -167,6 +168,7 @@ export async function startAutomation(
         : undefined,
     });
     const registry = new AutomationRegistry(stores.automations, repo, settings.defaultTimeoutMs);
+    log.debug({ path: repo.path }, 'opening the automation registry');
     const init = await registry.init();
     ops.readiness.register(
       'registry',
@@ -301,7 +303,13 @@ export async function startAutomation(
     let closed = false;
     return {
       name: 'automation',
-      addresses: { http: `${server.url}/api/v1` },
+      addresses: { http: `${bindUrl(server.host, server.port)}/api/v1` },
+      backends: {
+        ...(settings.database
+          ? { database: `PostgreSQL ${describeEndpoint(settings.database.url)}` }
+          : { metadata: `LMDB ${join(settings.dataDir, 'meta.lmdb')}` }),
+        registry: repo.path,
+      },
       core,
       url: server.url,
       beginShutdown() {

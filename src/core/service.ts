@@ -26,6 +26,11 @@ export interface RunningService {
   readonly name: string;
   /** What to print: listener name → URL or address. */
   readonly addresses: Readonly<Record<string, string>>;
+  /**
+   * What the service keeps its data in, as the start banner prints it: store name → where
+   * (a path, host:port/database, server list). Never a password or token.
+   */
+  readonly backends: Readonly<Record<string, string>>;
   /** Stops accepting, drains in-flight work, closes stores. */
   close(): Promise<void>;
   /** Called first on a stop signal (before close), e.g. to turn health red. */

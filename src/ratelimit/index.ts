@@ -3,7 +3,7 @@
 // against those tables. Every thread serves HTTP on the shared port; thread 0 also serves gRPC
 // and the debug server.
 
-import type { HttpServerHandle } from '../core/http/index.js';
+import { bindUrl, type HttpServerHandle } from '../core/http/index.js';
 import type { RunningGrpcServer } from '../core/grpc/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { consoleCors, mountConsole } from '../core/console/routes.js';
@@ -22,7 +22,13 @@ import { Decider } from './server/decider.js';
 import { grpcListenerFor, startRatelimitGrpc } from './server/grpc.js';
 import { startRatelimitHttp } from './server/http.js';
 import { ratelimitConsoleRoutes } from './server/console-api.js';
-import { loadRateLimitSettings, toGrpcServerTls, type ServerSettings } from './settings/index.js';
+import {
+  loadRateLimitSettings,
+  toGrpcServerTls,
+  type RedisSettings,
+  type ServerSettings,
+  type StoreSettings,
+} from './settings/index.js';
 import { STAT } from './stats/names.js';
 import { createStatsBuffer, SharedStatsTable } from './stats/shared-table.js';
 import { createConfiguredStores } from './store/factory.js';
@@ -164,7 +170,7 @@ export async function startRatelimit(
     servers.push(http);
     // Where node:http cannot share the port between threads, thread 0 alone serves it.
     if (http.listening) {
-      addresses.http = http.url;
+      addresses.http = bindUrl(http.host, http.port);
       ctx.directory?.publish('ratelimit', http.port);
     }
     // gRPC on thread 0, or on every thread: one shared port (reusePort) or one port each.
@@ -216,7 +222,7 @@ export async function startRatelimit(
         },
       });
       servers.push(debug);
-      addresses.debug = debug.url;
+      addresses.debug = bindUrl(debug.host, debug.port);
       // The stats table holds process totals: one output per process, on thread 0.
       const outputs = await startStatsOutputs(stats, all.stats, { log });
       servers.push(outputs);
@@ -234,6 +240,7 @@ export async function startRatelimit(
   return {
     name: 'ratelimit',
     addresses,
+    backends: describeStores(all.store),
     beginShutdown() {
       health.set('sigterm', false);
       ops.beginShutdown();
@@ -258,4 +265,23 @@ function runtimeLayout(settings: ServerSettings, dataDir: string) {
   seedRuntime(root, r.appDirectory);
   // The seeded folder is a plain directory the user edits in place: watch its content.
   return { ...r, root, subdirectory: '', watchRoot: false };
+}
+
+/** Where the counters live, for the start banner (addresses only; credentials are never shown). */
+function describeStores(store: StoreSettings): Record<string, string> {
+  const redis = (r: RedisSettings) =>
+    `redis ${r.topology} ${r.socketPath ?? r.nodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
+  if (store.backend === 'redis' && store.redis) {
+    return {
+      counters: redis(store.redis),
+      ...(store.perSecond ? { 'per-second counters': redis(store.perSecond) } : {}),
+    };
+  }
+  if (store.backend === 'objcache' && store.objcache) {
+    const c = store.objcache;
+    return {
+      counters: `memcached ${c.srv ? `SRV ${c.srv}` : c.hostPorts.map((n) => `${n.host}:${n.port}`).join(',')}`,
+    };
+  }
+  return { counters: 'memory (shared by the front-end threads of this process)' };
 }

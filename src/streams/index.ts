@@ -3,9 +3,10 @@
 // several nodes (STREAMS_BACKEND). Stateful, so the core starts it on front-end thread 0 only.
 
 import { join } from 'node:path';
-import { loggedReserve } from '../core/disk/reserve.js';
 import { chainAuthenticators, type Authenticator } from '../core/auth/index.js';
-import { startHttpServer } from '../core/http/index.js';
+import { describeEndpoint } from '../core/banner.js';
+import { loggedReserve } from '../core/disk/reserve.js';
+import { bindUrl, startHttpServer } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { consoleCors, mountConsole } from '../core/console/routes.js';
 import { ServiceOperations } from '../core/observe/index.js';
@@ -187,7 +188,11 @@ export async function startStreams(
   let closing: Promise<void> | undefined;
   return {
     name: 'streams',
-    addresses: { http: server.url },
+    addresses: { http: bindUrl(server.host, server.port) },
+    backends:
+      settings.nats !== undefined
+        ? { log: `NATS JetStream ${settings.nats.servers.map(describeEndpoint).join(', ')}` }
+        : { log: `LMDB ${streamsDir}` },
     beginShutdown() {
       ctx.health.set('streams', false);
       ops.beginShutdown();

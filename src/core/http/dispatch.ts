@@ -39,6 +39,20 @@ export function insufficientStorage(error: StorageFullError): HttpError {
   return new HttpError(507, error.code, error.message, { store: error.store });
 }
 
+/** The servers of this thread that are draining now (a forced stop cuts their wait short). */
+const drainingCores = new Set<HttpCore>();
+
+/**
+ * Ends every draining wait of this thread at once: in-flight requests are closed now instead of
+ * at the end of the grace, so the servers' closes finish and the thread can end by itself (a
+ * second stop signal). A server that starts draining afterwards drains without a wait.
+ */
+export function endDrainsNow(): void {
+  drainsCut = true;
+  for (const core of drainingCores) core.cutDrain();
+}
+let drainsCut = false;
+
 export class HttpCore {
   readonly inflight = new Set<Exchange>();
   readonly hooks: ExchangeHooks;
@@ -195,15 +209,22 @@ export class HttpCore {
    */
   async drain(graceMs: number): Promise<void> {
     this.isDraining = true;
-    if (this.inflight.size > 0) {
+    if (this.inflight.size > 0 && !drainsCut) {
+      drainingCores.add(this);
       await new Promise<void>((resolve) => {
         this.drained = resolve;
         setTimeout(resolve, graceMs).unref();
       });
+      drainingCores.delete(this);
     }
     for (const exchange of this.inflight) {
       if (!exchange.aborted) exchange.forceClose();
     }
+  }
+
+  /** Ends this server's draining wait now (see endDrainsNow). */
+  cutDrain(): void {
+    this.drained?.();
   }
 
   /**

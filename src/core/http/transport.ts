@@ -64,6 +64,11 @@ export function describeTransport(info: TransportInfo): string {
 }
 
 /** The URL to print for a listener (a wildcard host shown as loopback). */
+/** The URL of the address a server is bound to, as given (0.0.0.0 and :: stay), for the banner. */
+export function bindUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 export function displayUrl(host: string, port: number): string {
   const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;

@@ -240,18 +240,31 @@ export async function startUwsServer(
   }
 
   app.any('/*', (res, req) => {
-    const headers: Record<string, string> = {};
-    req.forEach((k, v) => (headers[k] = v));
-    const exchange = new UwsExchange(
-      res,
-      req.getCaseSensitiveMethod().toUpperCase(),
-      req.getUrl(),
-      req.getQuery() ?? '',
-      headers,
-      requestIdFrom(headers['x-request-id']),
-      core.hooks,
-    );
-    res.onAborted(() => exchange.handleAbort());
+    // onAborted before anything that could throw: uWS aborts the whole process when a handler
+    // returns (or throws) without answering and without an abort handler.
+    let exchange: UwsExchange | undefined;
+    let gone = false;
+    res.onAborted(() => {
+      gone = true;
+      exchange?.handleAbort();
+    });
+    try {
+      const headers: Record<string, string> = {};
+      req.forEach((k, v) => (headers[k] = v));
+      exchange = new UwsExchange(
+        res,
+        req.getCaseSensitiveMethod().toUpperCase(),
+        req.getUrl(),
+        req.getQuery() ?? '',
+        headers,
+        requestIdFrom(headers['x-request-id']),
+        core.hooks,
+      );
+    } catch (error) {
+      options.log?.error({ err: error }, 'request could not be read');
+      if (!gone) res.cork(() => res.writeStatus('500 Internal Server Error').end('', true));
+      return;
+    }
     core.handle(exchange);
   });
 

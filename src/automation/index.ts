@@ -32,6 +32,7 @@ import { AutomationRegistry } from './registry/service.js';
 import { artifactRoutes } from './runs/artifact-routes.js';
 import { runRoutes } from './runs/routes.js';
 import { runMetrics } from './runs/metrics.js';
+import { loggedRuns } from './runs/run-log.js';
 import { RunService } from './runs/service.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
 import { qualityContributor } from './quality.js';
@@ -188,7 +189,7 @@ export async function startAutomation(
       },
       log,
       schemaPool: evalPool,
-      observer: runObserver,
+      observer: loggedRuns(runObserver, log),
       queue: pg ? queuePort(pg.queue) : localQueue!,
       sharing: pg ? throughSharedStores(stores.blobs, registry) : localOnly,
       capacity: settings.poolThreads,

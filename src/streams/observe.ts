@@ -6,6 +6,7 @@
 
 import { boundedLabel, type ServiceOperations } from '../core/observe/index.js';
 import type { ConsumerGroups } from './groups/coordinator.js';
+import { retentionStats } from './retention.js';
 import type {
   AppendListener,
   AppendRecord,
@@ -74,6 +75,39 @@ export class StreamsMetrics {
       ['outcome'],
     );
     this.reconnects = m.counter('sluice_streams_jetstream_reconnects_total', 'Reconnections to NATS');
+    this.watchRetention();
+  }
+
+  /** Retention passes (retention.ts keeps totals since start; the counters take what is new at each scrape). */
+  private watchRetention(): void {
+    const m = this.ops.metrics;
+    let seen = retentionStats();
+    // Registered before the counters it feeds: a scrape reads metrics in registration order, so
+    // the counters then show what this collect added.
+    m.gauge(
+      'sluice_streams_retention_last_pass_timestamp_seconds',
+      'When the last retention pass ended (service clock; 0 before the first)',
+      [],
+      (gauge) => {
+        const now = retentionStats();
+        removed.inc({}, now.removedRecords - seen.removedRecords);
+        removedBytes.inc({}, now.removedBytes - seen.removedBytes);
+        passes.inc({}, now.passes - seen.passes);
+        errors.inc({}, now.errors - seen.errors);
+        seen = now;
+        gauge.set({}, now.lastPassAt / 1000);
+      },
+    );
+    const removed = m.counter(
+      'sluice_streams_retention_removed_records_total',
+      'Records removed by retention (retention.ms, retention.bytes)',
+    );
+    const removedBytes = m.counter(
+      'sluice_streams_retention_removed_bytes_total',
+      'Bytes removed by retention',
+    );
+    const passes = m.counter('sluice_streams_retention_passes_total', 'Retention passes run');
+    const errors = m.counter('sluice_streams_retention_errors_total', 'Retention passes that failed');
   }
 
   /** The log that counts what goes through it. */

@@ -217,6 +217,23 @@ describe('streams retention and topic removal (API, LMDB, moved clock)', () => {
     assert.ok(b.end - b.beginning >= 15 && b.end - b.beginning <= 21, JSON.stringify(b));
   });
 
+  test('/metrics shows what retention removed, its passes and when the last one ended', async () => {
+    const stats = retentionStats();
+    assert.ok(stats.removedRecords > 0, 'earlier tests removed records');
+    const scrape = await h.call('GET', '/metrics', { token: null });
+    assert.equal(scrape.status, 200);
+    const value = (name: string): number => {
+      const line = scrape.text.split('\n').find((l) => l.startsWith(name + ' '));
+      assert.ok(line, `${name} in ${scrape.text.slice(0, 200)}`);
+      return Number(line.slice(name.length + 1));
+    };
+    // At least what had been removed before the scrape (passes go on meanwhile).
+    assert.ok(value('sluice_streams_retention_removed_records_total') >= stats.removedRecords);
+    assert.ok(value('sluice_streams_retention_removed_bytes_total') >= stats.removedBytes);
+    assert.ok(value('sluice_streams_retention_passes_total') >= stats.passes);
+    assert.ok(value('sluice_streams_retention_last_pass_timestamp_seconds') > 0);
+  });
+
   test('a consumer behind the beginning follows auto.offset.reset: earliest, latest, none', async () => {
     assert.equal((await create({ topic_name: 'behind', configs: { 'retention.ms': 60_000 } })).status, 200);
     await produce(h, 'behind', batch(5));

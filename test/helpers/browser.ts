@@ -158,7 +158,7 @@ export async function startSluice(
   const started = await Promise.race([
     new Promise<boolean>((resolve) => {
       const check = () => {
-        if (/running on \d+ front-end thread/.test(out)) resolve(true);
+        if (/listening on \d+ front-end thread/.test(out)) resolve(true);
       };
       child.stdout.on('data', check);
       check();

@@ -43,6 +43,11 @@ export function openAutomationDb(path: string): AutomationDb {
     blobRefs: db('blob-refs'),
     scores: db('scores'),
     meta: db('meta'),
-    close: () => root.close(),
+    // Writes lmdb-js has batched but not started yet would start on a closed environment (an
+    // error thrown on a timer, and a native crash): let them commit first.
+    close: async () => {
+      await root.committed;
+      await root.close();
+    },
   };
 }

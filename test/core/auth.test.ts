@@ -92,7 +92,8 @@ describe('API keys', () => {
   it('sluice keys create refuses --scopes that is empty, only commas or unknown, and creates nothing', () => {
     const cliDir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
     const run = (...args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'keys', ...args], {
+      // --init: the temp folder holds no server data yet, and the CLI creates none unasked.
+      spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'keys', ...args, '--init'], {
         env: { ...process.env, SLUICE_DATA_DIR: cliDir },
         encoding: 'utf8',
       });
@@ -129,7 +130,8 @@ describe('API keys', () => {
   it('sluice keys create | list | revoke through the CLI', () => {
     const cliDir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
     const run = (...args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'keys', ...args], {
+      // --init: the temp folder holds no server data yet, and the CLI creates none unasked.
+      spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'keys', ...args, '--init'], {
         env: { ...process.env, SLUICE_DATA_DIR: cliDir },
         encoding: 'utf8',
       });

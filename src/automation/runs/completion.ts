@@ -24,7 +24,16 @@ export class Completion {
     private readonly recorder: RunRecorder,
   ) {}
 
-  async finish(active: ActiveRun, outcome: RunOutcome): Promise<void> {
+  /** Ends the run; tracked until its writes are done, so that closing waits for them. */
+  finish(active: ActiveRun, outcome: RunOutcome): Promise<void> {
+    const ending = this.end(active, outcome);
+    this.e.ending.add(ending);
+    const forget = () => this.e.ending.delete(ending);
+    ending.then(forget, forget);
+    return ending;
+  }
+
+  private async end(active: ActiveRun, outcome: RunOutcome): Promise<void> {
     if (TERMINAL.has(active.record.status) || this.e.finishing.has(active)) return;
     if (active.abandoned) return this.execution.dropAbandoned(active);
     // The output check may wait for a worker; a second end of the same run (a cancel racing the

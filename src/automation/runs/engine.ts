@@ -77,6 +77,8 @@ export class Engine {
   readonly active = new Map<string, ActiveRun>();
   /** Live runs whose end is being written (their pool thread is free). */
   readonly finishing = new WeakSet<ActiveRun>();
+  /** Ends being written (Completion.finish): the service's close waits for them. */
+  readonly ending = new Set<Promise<void>>();
   /** Cancels heard for runs being adopted (claimed, not yet live). */
   readonly cancelAsked = new Set<string>();
   closing = false;

@@ -174,6 +174,9 @@ export class RunService {
     const mine = [...e.active.values()];
     for (const a of mine) this.execution.abandon(a, 'the node shuts down; the run goes back to the queue');
     await Promise.all(mine.map((a) => a.executed));
+    // Events and record changes written through while they ran: settled before the stores close.
+    await Promise.allSettled(mine.flatMap((a) => a.writes));
+    await Promise.allSettled([...e.ending]);
     await Promise.all(mine.map((a) => e.queue.release(a.record.id).catch(() => false)));
   }
 }

@@ -13,9 +13,7 @@ import { CodedError } from '../errors.js';
 
 const COMMIT_FAILED = 'Commit failed (see commitError for details)';
 
-interface CommitFailure extends Error {
-  commitError: Promise<never>;
-}
+type CommitFailure = Error & { commitError: Promise<never> };
 
 export function isLmdbCommitFailure(error: unknown): error is CommitFailure {
   return (

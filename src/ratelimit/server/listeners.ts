@@ -18,8 +18,8 @@ export function ratelimitListeners(env: EnvReader, threads: number): PlannedList
   }
   out.push({ service, setting: 'DEBUG_PORT', host: server.debug.host, port: server.debug.port });
   if (!stats.disabled && stats.pull.enabled) {
-    const setting = env.lookup(['PULLMETRICS_ADDR', 'PROMETHEUS_ADDR'])?.name ?? 'PULLMETRICS_ADDR';
-    out.push({ service, setting, host: stats.pull.host, port: stats.pull.port });
+    // PROMETHEUS_ADDR is its older alias (settings/observability.ts).
+    out.push({ service, setting: 'PULLMETRICS_ADDR', host: stats.pull.host, port: stats.pull.port });
   }
   return out;
 }

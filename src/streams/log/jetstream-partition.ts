@@ -15,6 +15,7 @@
 
 import { JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
+import { CodedError } from '../../core/errors.js';
 import { ErrorCodes, StreamsError } from '../errors.js';
 import { decodeRecord, mergeBatches, visitBatch } from './codec.js';
 import type { BatchCache, CachedBatch } from './jetstream-cache.js';
@@ -64,9 +65,9 @@ interface Located extends CachedBatch {
 }
 
 /** A read below the partition's beginning (retention removed it); jetstream.ts names the topic. */
-export class BelowBeginning extends Error {
+export class BelowBeginning extends CodedError {
   constructor(readonly beginning: number) {
-    super(`offset below the beginning ${beginning}`);
+    super('below_beginning', `offset below the beginning ${beginning}`);
   }
 }
 

@@ -47,15 +47,27 @@ describe('streams traces', () => {
       assert.equal(produced.status, 200);
       const missing = await call(h, 'POST', '/streams/topic/nowhere', { records }, TRACEPARENT);
       assert.equal(missing.status, 404);
+      const bogus = await call(h, 'POST', '/streams/topic/orders', { records }, 'bogus');
+      assert.equal(bogus.status, 200, 'a malformed traceparent starts a new trace');
+      const kafka = await fetch(`${h.url}/topics/orders`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${h.token}`,
+          'content-type': 'application/vnd.kafka.json.v2+json',
+          traceparent: `00-${'3'.repeat(32)}-${'4'.repeat(16)}-01`,
+        },
+        body: JSON.stringify({ records: [{ value: { n: 3 } }] }),
+      });
+      assert.equal(kafka.status, 200, await kafka.text());
       const path = await newConsumer(h, 'g1', ['orders'], { 'auto.offset.reset': 'earliest' });
       const fetchTrace = `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`;
       let got = 0;
-      for (let i = 0; i < 1000 && got < 2; i++) {
+      for (let i = 0; i < 1000 && got < 5; i++) {
         const fetched = await call(h, 'GET', `${path}/records?timeout=200`, undefined, fetchTrace);
         assert.equal(fetched.status, 200);
         got += (fetched.body as unknown[]).length;
       }
-      assert.equal(got, 2);
+      assert.equal(got, 5);
       // Closing the service flushes the spans still buffered.
       await h.close();
       closed = true;
@@ -64,8 +76,14 @@ describe('streams traces', () => {
     }
     const spans = receiver.spans;
     const produce = spans.filter((s) => s.span.name === 'streams.produce');
-    assert.equal(produce.length, 2);
-    const ok = produce.find((s) => attr(s.span.attributes, 'streams.topic') === 'orders')!;
+    assert.equal(produce.length, 4);
+    const confluent = produce.find((s) => s.span.traceId === '3'.repeat(32));
+    assert.ok(confluent, 'the Confluent produce continues its traceparent');
+    assert.equal(attr(confluent.span.attributes, 'streams.records'), 1);
+    assert.ok(produce.some((s) => ![TRACE_ID, '3'.repeat(32)].includes(s.span.traceId)));
+    const ok = produce.find(
+      (s) => s.span.traceId === TRACE_ID && attr(s.span.attributes, 'streams.topic') === 'orders',
+    )!;
     assert.equal(ok.span.traceId, TRACE_ID, 'continues the caller trace');
     assert.equal(ok.span.parentSpanId, PARENT_SPAN);
     assert.equal(ok.span.kind, 2, 'SPAN_KIND_SERVER');
@@ -78,10 +96,12 @@ describe('streams traces', () => {
     assert.equal(failed.span.status?.code, 2, 'STATUS_CODE_ERROR');
     const fetches = spans.filter((s) => s.span.name === 'streams.fetch' && s.span.traceId === '1'.repeat(32));
     assert.ok(fetches.length >= 1);
-    const withRecords = fetches.find((s) => attr(s.span.attributes, 'streams.records') === 2);
-    assert.ok(withRecords, 'the fetch that returned both records has a span saying so');
+    const counted = fetches.reduce((n, s) => n + Number(attr(s.span.attributes, 'streams.records')), 0);
+    assert.equal(counted, 5, 'the fetch spans count the records they returned');
+    const withRecords = fetches.find((s) => Number(attr(s.span.attributes, 'streams.records')) > 0)!;
     assert.equal(attr(withRecords.span.attributes, 'streams.group'), 'g1');
     assert.equal(attr(withRecords.span.attributes, 'streams.topics'), 'orders');
+    assert.ok(Number(attr(withRecords.span.attributes, 'streams.bytes')) > 0);
     const text = JSON.stringify(spans);
     assert.ok(!text.includes('secret'), 'no key or value in any span');
   });

@@ -1,8 +1,7 @@
 // OpenTelemetry tracing of decisions: one span per ShouldRateLimit call (gRPC or /json) carrying
 // the domain, exported over OTLP (HTTP/JSON or gRPC) in batches by the shared provider of
-// src/core/tracing. The provider is kept local, not
-// registered as the process-global one, so the three services in one process do not share or
-// fight over global tracing state. With TRACING_ENABLED=false the decision runs without any
+// src/core/tracing. The provider is kept local, not registered as the process-global one, so the
+// three services in one process do not share or fight over global tracing state. With TRACING_ENABLED=false the decision runs without any
 // tracing code in its path.
 //
 // A caller's W3C `traceparent` header (Envoy sends one when it traces) makes the decision span a

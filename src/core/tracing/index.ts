@@ -19,7 +19,6 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as HttpExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -118,8 +117,6 @@ const KINDS: Record<TraceSpanKind, SpanKind> = {
   consumer: SpanKind.CONSUMER,
 };
 
-const propagator = new W3CTraceContextPropagator();
-
 class OtelSpan implements TraceSpan {
   private ended = false;
   constructor(readonly span: Span) {}
@@ -129,13 +126,9 @@ class OtelSpan implements TraceSpan {
   }
 
   get traceparent(): string {
-    const carrier: Record<string, string> = {};
-    propagator.inject(trace.setSpan(ROOT_CONTEXT, this.span), carrier, {
-      set: (c, key, value) => {
-        c[key] = value;
-      },
-    });
-    return carrier['traceparent'] ?? '';
+    // The W3C trace-context header, version 00 (parentContext reads it back).
+    const { traceId, spanId, traceFlags } = this.span.spanContext();
+    return `00-${traceId}-${spanId}-${(traceFlags & TraceFlags.SAMPLED).toString(16).padStart(2, '0')}`;
   }
 
   setAttributes(attributes: SpanAttributes): void {

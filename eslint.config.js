@@ -43,6 +43,12 @@ export const BOUNDARIES = [
     use: 'src/core/observe (MetricsRegistry: counter, gauge, histogram)',
   },
   {
+    module: '@opentelemetry',
+    // The tracer providers and OTLP exporters; the rate limit decider keeps its own span wrapper.
+    allowed: ['src/core/tracing/**', 'src/ratelimit/tracing.ts'],
+    use: 'src/core/tracing (createTracing, TraceSpan)',
+  },
+  {
     module: 'ajv',
     allowed: ['src/automation/schemas/compiler.ts'],
     use: 'src/automation/schemas/compiler.ts (one dialect choice, one bounded cache)',

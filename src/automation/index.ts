@@ -13,6 +13,7 @@ import { describeEndpoint } from '../core/banner.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { mountConsole } from '../core/console/routes.js';
 import { ServiceOperations, stateCheck } from '../core/observe/index.js';
+import { createTracing } from '../core/tracing/index.js';
 import { ArchivePool } from './archives/pool.js';
 import { RunPool } from './executor/pool.js';
 import type { FileStore } from './files/store.js';
@@ -178,6 +179,7 @@ export async function startAutomation(
     if (init.created)
       log.info({ path: repo.path, from: init.opened, synced: init.synced }, 'automation registry created');
 
+    const tracing = createTracing(settings.tracing, 'sluice-automation');
     const runs = new RunService(stores.runs, registry, pool, {
       blobs: stores.blobs,
       runsDir: join(settings.dataDir, 'runs'),
@@ -193,6 +195,7 @@ export async function startAutomation(
       queue: pg ? queuePort(pg.queue) : localQueue!,
       sharing: pg ? throughSharedStores(stores.blobs, registry) : localOnly,
       capacity: settings.poolThreads,
+      tracing,
     });
     const recovered = await runs.recover();
     if (recovered.requeued + recovered.failed > 0)
@@ -324,6 +327,7 @@ export async function startAutomation(
         await server.close(ctx.core.shutdownGraceMs);
         for (const close of closers) await close();
         await runs.close();
+        await tracing.close();
         await pool.close();
         await archives.close();
         await evalPool.close();

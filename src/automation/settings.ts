@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { availableParallelism, hostname } from 'node:os';
 import { SettingsError, type CoreSettings, type EnvReader } from '../core/settings/index.js';
+import { loadTracingSettings, type TracingSettings } from '../core/tracing/settings.js';
 import type { ArchiveLimits } from './archives/limits.js';
 import { SCRIPT_LIMITS } from './evals/config-types.js';
 import type { ScriptPoolOptions } from './evals/sandbox.js';
@@ -13,6 +14,8 @@ export interface AutomationSettings {
   readonly host: string;
   readonly port: number;
   readonly dataDir: string;
+  /** TRACING_* (docs/operations.md "Traces"); service name `sluice-automation` by default. */
+  readonly tracing: TracingSettings;
   readonly registryPath: string;
   readonly registryUrl: string | undefined;
   readonly seedBuiltins: boolean;
@@ -71,6 +74,7 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     host: core.automation.host,
     port: core.automation.port,
     dataDir,
+    tracing: loadTracingSettings(env, 'sluice-automation'),
     registryPath: env.string('AUTOMATION_REGISTRY_PATH', join(dataDir, 'registry.git')),
     registryUrl: env.optionalString('AUTOMATION_REGISTRY_URL'),
     seedBuiltins: env.bool('AUTOMATION_SEED_BUILTINS', true),

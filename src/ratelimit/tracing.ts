@@ -1,40 +1,19 @@
 // OpenTelemetry tracing of decisions: one span per ShouldRateLimit call (gRPC or /json) carrying
-// the domain, exported over OTLP (HTTP/JSON or gRPC) in batches. The provider is kept local, not
-// registered as the process-global one, so the three services in one process do not share or
-// fight over global tracing state. With TRACING_ENABLED=false the decision runs without any
+// the domain, exported over OTLP (HTTP/JSON or gRPC) in batches by the shared provider of
+// src/core/tracing. The provider is kept local, not registered as the process-global one, so the
+// three services in one process do not share or fight over global tracing state. With TRACING_ENABLED=false the decision runs without any
 // tracing code in its path.
 //
 // A caller's W3C `traceparent` header (Envoy sends one when it traces) makes the decision span a
 // child of the proxy's span; the sampler follows the parent's decision and otherwise samples
 // TRACING_SAMPLING_RATE of the root spans.
 
-import {
-  context,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  TraceFlags,
-  type Context,
-  type Span,
-  type Tracer,
-} from '@opentelemetry/api';
-import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
-import { OTLPTraceExporter as HttpExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import {
-  ATTR_SERVICE_INSTANCE_ID,
-  ATTR_SERVICE_NAME,
-  ATTR_SERVICE_NAMESPACE,
-} from '@opentelemetry/semantic-conventions';
-import type { TracingSettings } from './settings/index.js';
+import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { createTracerProvider, parentContext, type TracingSettings } from '../core/tracing/index.js';
+
+export { parentContext };
 
 export const DOMAIN_ATTRIBUTE = 'domain';
 export const DESCRIPTORS_ATTRIBUTE = 'ratelimit.descriptors';
@@ -78,27 +57,6 @@ class NoopTracer implements DecisionTracer {
 }
 
 const NOOP: DecisionTracer = new NoopTracer();
-
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
-
-/** The parent context of a W3C traceparent header; the root context when absent or malformed. */
-export function parentContext(traceparent: string | undefined): Context {
-  if (!traceparent) return ROOT_CONTEXT;
-  const m = TRACEPARENT.exec(traceparent.trim().toLowerCase());
-  if (!m || m[1] === 'ff' || /^0+$/.test(m[2]!) || /^0+$/.test(m[3]!)) return ROOT_CONTEXT;
-  return trace.setSpanContext(ROOT_CONTEXT, {
-    traceId: m[2]!,
-    spanId: m[3]!,
-    traceFlags: parseInt(m[4]!, 16) & TraceFlags.SAMPLED,
-    isRemote: true,
-  });
-}
-
-function exporterFor(settings: TracingSettings): SpanExporter {
-  const url = settings.endpoint;
-  if (settings.protocol === 'grpc') return new GrpcExporter(url !== undefined ? { url } : {});
-  return new HttpExporter({ ...(url !== undefined ? { url } : {}), headers: { ...settings.headers } });
-}
 
 class OtelDecisionTracer implements DecisionTracer {
   readonly enabled = true;
@@ -164,15 +122,5 @@ function fail(span: Span, err: unknown): void {
 /** The tracer for TRACING_* settings; a no-op when tracing is disabled. */
 export function createTracer(settings: TracingSettings, exporter?: SpanExporter): DecisionTracer {
   if (!settings.enabled) return NOOP;
-  const attributes: Record<string, string> = {
-    [ATTR_SERVICE_NAME]: settings.serviceName,
-    [ATTR_SERVICE_INSTANCE_ID]: settings.serviceInstanceId,
-  };
-  if (settings.serviceNamespace !== '') attributes[ATTR_SERVICE_NAMESPACE] = settings.serviceNamespace;
-  const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes(attributes),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.samplingRate) }),
-    spanProcessors: [new BatchSpanProcessor(exporter ?? exporterFor(settings))],
-  });
-  return new OtelDecisionTracer(provider);
+  return new OtelDecisionTracer(createTracerProvider(settings, exporter));
 }

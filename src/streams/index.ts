@@ -10,6 +10,7 @@ import { bindUrl, startHttpServer } from '../core/http/index.js';
 import type { RunningService, ServiceContext } from '../core/service.js';
 import { consoleCors, mountConsole } from '../core/console/routes.js';
 import { ServiceOperations } from '../core/observe/index.js';
+import { createTracing } from '../core/tracing/index.js';
 import { ConsumerGroups } from './groups/coordinator.js';
 import { openGroupStore } from './groups/open.js';
 import { streamsErrorBody } from './http/errors.js';
@@ -110,6 +111,7 @@ export async function startStreams(
     authenticator = chainAuthenticators(keys, ctx.auth);
     log.info({ bucket: keysBucket(settings.nats) }, 'API keys shared through JetStream');
   }
+  const tracing = createTracing(settings.tracing, 'sluice-streams');
   const groups = new ConsumerGroups(
     topicLog,
     groupStore,
@@ -127,6 +129,7 @@ export async function startStreams(
     settings,
     partitioner: new Partitioner(),
     baseUrl: () => url,
+    tracing,
   });
   // The console's sign-in (whoami) accepts the same keys as the API.
   ops.mount(router);
@@ -152,6 +155,7 @@ export async function startStreams(
     });
   } catch (error) {
     groups.close();
+    await tracing.close();
     await keys?.close();
     await groupStore.close();
     await topicLog.close();
@@ -211,6 +215,7 @@ export async function startStreams(
         await groupStore.close();
         await topicLog.close();
         await root.close();
+        await tracing.close();
         ops.close();
         ctx.health.unregister('streams');
       })();

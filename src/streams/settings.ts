@@ -6,6 +6,7 @@ import { accessSync, constants } from 'node:fs';
 import { randomId } from '../core/ids.js';
 import { SettingsError, type EnvReader } from '../core/settings/index.js';
 import type { TopicConfigs } from './log/types.js';
+import { loadTracingSettings, type TracingSettings } from '../core/tracing/settings.js';
 
 export type StreamsBackend = 'lmdb' | 'jetstream';
 export const STREAMS_BACKENDS: readonly StreamsBackend[] = ['lmdb', 'jetstream'];
@@ -53,6 +54,8 @@ export interface StreamsSettings extends StreamsNodeSettings {
   readonly defaultRetention: TopicConfigs;
   /** Time between two retention passes (Kafka's log.retention.check.interval.ms). */
   readonly retentionCheckIntervalMs: number;
+  /** TRACING_* (docs/operations.md "Traces"); service name `sluice-streams` by default. */
+  readonly tracing: TracingSettings;
 }
 
 export function loadStreamsSettings(env: EnvReader): StreamsSettings {
@@ -63,6 +66,7 @@ export function loadStreamsSettings(env: EnvReader): StreamsSettings {
   const settings: StreamsSettings = {
     ...loadNodeSettings(env),
     backend,
+    tracing: loadTracingSettings(env, 'sluice-streams'),
     nats: backend === 'jetstream' ? loadNatsSettings(env) : undefined,
     publicUrl: normalisePublicUrl(env.optionalString('STREAMS_PUBLIC_URL')),
     defaultPartitions: env.int('STREAMS_DEFAULT_PARTITIONS', 1, { min: 1, max: maxPartitions }),

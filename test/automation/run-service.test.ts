@@ -15,6 +15,7 @@ import { AutomationRegistry } from '../../src/automation/registry/service.js';
 import { LocalRunQueue } from '../../src/automation/runs/local-queue.js';
 import { RunService } from '../../src/automation/runs/service.js';
 import { localOnly } from '../../src/automation/runs/sharing.js';
+import { NO_TRACING } from '../../src/core/tracing/index.js';
 import { openLmdbStores, type AutomationStores } from '../../src/automation/stores.js';
 import { DiskReserve } from '../../src/core/disk/reserve.js';
 import { HANG_MS, waitUntil } from '../helpers/wait.js';
@@ -67,6 +68,7 @@ async function open(
     queue,
     sharing: localOnly,
     capacity: 1,
+    tracing: NO_TRACING,
   });
   await runs.recover();
   return {

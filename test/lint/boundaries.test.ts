@@ -51,6 +51,12 @@ const CASES: { module: string; allowed: string; refused: string; family?: string
     refused: 'src/streams/index.ts',
   },
   {
+    module: '@opentelemetry/api',
+    family: '@opentelemetry',
+    allowed: 'src/core/tracing/index.ts',
+    refused: 'src/streams/http/tracing.ts',
+  },
+  {
     module: 'ajv',
     allowed: 'src/automation/schemas/compiler.ts',
     refused: 'src/automation/registry/manifest.ts',

@@ -13,6 +13,7 @@ import { snapshot } from '../files/blobs.js';
 import { parseTarget, type AutomationRecord } from '../registry/service.js';
 import type { Manifest } from '../registry/manifest.js';
 import { checkSchema } from '../evals/index.js';
+import type { TraceSpan } from '../../core/tracing/index.js';
 import type { Engine } from './engine.js';
 import { inputPath, OUTPUT_DIR } from './folder.js';
 import { newRunId, sampleRank } from './ids.js';
@@ -54,12 +55,27 @@ export interface StartRunRequest {
   /** Internal: rerun lineage and pinning. */
   previousRun?: RunRecord;
   pinnedGit?: RunGit & { version: string; versionId: string | null };
+  /** The caller's W3C traceparent header: the run's trace continues it (when tracing is on). */
+  traceparent?: string | undefined;
 }
 
 export class Admission {
   constructor(private readonly e: Engine) {}
 
+  /** Admits a run inside its start span (tracing.ts), whose context the run record carries. */
   async start(req: StartRunRequest): Promise<RunRecord> {
+    const span = this.e.tracing.startRequest(req.traceparent, req.target);
+    try {
+      return await this.admit(req, span);
+    } catch (err) {
+      span?.fail(err);
+      throw err;
+    } finally {
+      span?.end(undefined);
+    }
+  }
+
+  private async admit(req: StartRunRequest, span: TraceSpan | undefined): Promise<RunRecord> {
     if (this.e.closing) throw new ApiError(503, 'shutting_down', 'the service is shutting down');
     const target = parseTarget(req.target);
     const targetVersion = target.version;
@@ -195,6 +211,8 @@ export class Admission {
       review: null,
       timeoutMs: manifest.timeoutMs,
     };
+    if (span) record.traceparent = span.traceparent;
+    this.e.tracing.admitted(span, record);
     const detail: RunDetail = {
       input: { args, files: inputFiles, metadata: req.metadata ?? {} },
       overrides: req.overrides ?? {},

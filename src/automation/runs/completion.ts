@@ -95,6 +95,7 @@ export class Completion {
       return this.execution.dropAbandoned(active);
     }
     this.e.active.delete(next.id);
+    this.e.tracing.ended(active.span, next);
     this.e.options.observer?.ended(next);
     this.waiters.resolve(next.id, next);
   }

@@ -14,6 +14,8 @@ import type { RunQueue } from './queue.js';
 import type { RunSharing } from './sharing.js';
 import type { RunObserver } from './metrics.js';
 import type { RunStore } from './store.js';
+import { RunTracing, type Tracing } from './tracing.js';
+import type { TraceSpan } from '../../core/tracing/index.js';
 import { TERMINAL, type RunDetail, type RunRecord } from './types.js';
 
 export interface RunServiceOptions {
@@ -34,6 +36,8 @@ export interface RunServiceOptions {
   capacity: number;
   /** Told of each run that starts, ends or is taken over (the service's metrics). */
   observer?: RunObserver;
+  /** The runs' traces (NO_TRACING when TRACING_ENABLED is false). */
+  tracing: Tracing;
 }
 
 export interface ActiveRun {
@@ -53,6 +57,8 @@ export interface ActiveRun {
   executed: Promise<void>;
   /** The live record as it was before the end, shown to readers while the end is written. */
   beforeEnd?: RunRecord;
+  /** This node's execution span of the run (tracing.ts); undefined with tracing off. */
+  span: TraceSpan | undefined;
 }
 
 /**
@@ -82,13 +88,16 @@ export class Engine {
   /** Cancels heard for runs being adopted (claimed, not yet live). */
   readonly cancelAsked = new Set<string>();
   closing = false;
+  readonly tracing: RunTracing;
 
   constructor(
     readonly store: RunStore,
     readonly registry: AutomationRegistry,
     readonly pool: RunPool,
     readonly options: RunServiceOptions,
-  ) {}
+  ) {
+    this.tracing = new RunTracing(options.tracing, () => options.queue.nodeId);
+  }
 
   get queue(): RunQueue {
     return this.options.queue;

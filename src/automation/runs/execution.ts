@@ -100,6 +100,7 @@ export class Execution {
       lastEventMs: events.reduce((m, e) => Math.max(m, Date.parse(e.timestamp)), 0),
       abandoned: false,
       executed: Promise.resolve(),
+      span: this.e.tracing.execution(record, claim.attempt, claim.takeover),
     };
     this.e.active.set(id, active);
     if (interrupted) {
@@ -232,6 +233,7 @@ export class Execution {
       case 'started': {
         this.recorder.change(active, { ...active.record, status: 'running', startedAt: Date.parse(msg.at) });
         this.recorder.event(active, 'run.started', { status: 'running' }, msg.at);
+        this.e.tracing.event(active.span, 'run.started', msg.at);
         this.e.options.observer?.started(active.record);
         break;
       }
@@ -240,12 +242,14 @@ export class Execution {
         if (msg.message !== undefined) extra.message = msg.message;
         if (msg.metadata !== undefined) extra.metadata = msg.metadata;
         this.recorder.event(active, msg.type, extra, msg.at);
+        this.e.tracing.event(active.span, msg.type, msg.at);
         if (msg.type === 'step.started' || msg.type === 'tool.called')
           detail.trace.push({ type: msg.type, at: msg.at, ...msg.metadata });
         break;
       }
       case 'step': {
         detail.steps.push(msg.step);
+        this.e.tracing.step(active.span, msg.step);
         const type =
           msg.step.status === 'failed'
             ? 'step.failed'
@@ -321,6 +325,7 @@ export class Execution {
 
   dropAbandoned(active: ActiveRun): void {
     const id = active.record.id;
+    this.e.tracing.abandoned(active.span);
     if (this.e.active.get(id) === active) this.e.active.delete(id);
     // Its lease lapses and a claim takes it over (at shutdown close() releases it instead).
     if (!this.e.closing) this.e.queue.forget(id);

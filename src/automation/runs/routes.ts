@@ -125,6 +125,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
             metadata: parsed.metadata,
             principal,
             trigger: triggerOf(ctx.req.headers['x-eigenpal-trigger']),
+            traceparent: ctx.req.headers['traceparent'],
           });
         } finally {
           await discard(parsed);

@@ -74,6 +74,11 @@ export interface RunRecord {
   retry: { number: number; previousRunId: string | null; nextRunId: string | null };
   review: RunReviewSummary | null;
   timeoutMs: number;
+  /**
+   * The W3C traceparent of the run's start span when tracing was on at its start (tracing.ts):
+   * the node executing the run continues that trace. Absent otherwise.
+   */
+  traceparent?: string;
 }
 
 export interface RunUsage {

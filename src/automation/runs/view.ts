@@ -23,6 +23,7 @@ import type {
 } from '../wire/runs.js';
 import type { RunReview } from '../wire/reviews.js';
 import type { EvalResult } from './scores.js';
+import { runTraceId } from './tracing.js';
 import {
   TERMINAL,
   type RunArtifact,
@@ -178,7 +179,7 @@ export function runView(run: RunRecord, opts: RunViewOptions): Run {
     out.execution = executionView(run, detail, opts, opts.review ?? null);
   if (expand.has('debug'))
     out.debug = {
-      traceId: run.id,
+      traceId: runTraceId(run),
       observability: {
         commitSha: run.git.commitSha,
         traceEvents: detail?.trace.length ?? 0,

@@ -8,6 +8,7 @@ import { ErrorCodes, StreamsError } from '../errors.js';
 import type { ConsumedRecord, ConsumerInstance } from '../groups/coordinator.js';
 import { baseFromHost } from './host.js';
 import type { StreamsDeps } from './routes.js';
+import { fetchAttributes, traced } from './tracing.js';
 import { checkName, queryInt, type ConsumerCreation } from './validate.js';
 
 export interface CreatedInstance {
@@ -69,4 +70,17 @@ export async function fetchRecords(
     signal: abort.signal,
   });
   return req.aborted ? undefined : records;
+}
+
+/** fetchRecords inside a `streams.fetch` span (when tracing is on) with the group and counts. */
+export function tracedFetch(
+  deps: StreamsDeps,
+  req: HttpRequest,
+  instance: ConsumerInstance,
+): Promise<ConsumedRecord[] | undefined> {
+  return traced(deps.tracing, req, 'streams.fetch', { 'streams.group': instance.group }, async (span) => {
+    const records = await fetchRecords(deps, req, instance);
+    if (records !== undefined) span?.setAttributes(fetchAttributes(records));
+    return records;
+  });
 }

@@ -3,6 +3,7 @@
 // instances, fetching, commits) needs `streams:read`.
 
 import { Router, type HttpRequest, type HttpResponse, type RouteOptions } from '../../core/http/index.js';
+import type { Tracing } from '../../core/tracing/index.js';
 import { ErrorCodes, StreamsError, topicNotFound, unprocessable } from '../errors.js';
 import type { ConsumerGroups, ConsumerInstance } from '../groups/coordinator.js';
 import type { Partitioner } from '../log/partitioner.js';
@@ -10,7 +11,7 @@ import type { TopicInfo, TopicLog } from '../log/types.js';
 import type { StreamsSettings } from '../settings.js';
 import { optionalJson } from './body.js';
 import { handler } from './errors.js';
-import { createInstance, fetchRecords } from './consumers.js';
+import { createInstance, tracedFetch } from './consumers.js';
 import { BODY_TYPES, PLAIN_JSON, STREAMS_JSON, negotiate } from './media.js';
 import { registerConfluentRoutes } from './confluent/routes.js';
 import { isKafkaRecordsBody } from './confluent/media.js';
@@ -19,6 +20,7 @@ import { registerOffsetRoutes } from './offsets.js';
 import { pushHandlers } from './push.js';
 import { registerGroupViews } from './groups-view.js';
 import { renderRecords } from './render.js';
+import { produceAttributes, traced } from './tracing.js';
 import { applyConfigs, parseConfigs, renderConfigs } from './topic-configs.js';
 import {
   checkName,
@@ -36,6 +38,8 @@ export interface StreamsDeps {
   readonly partitioner: Partitioner;
   /** Base URL of this listener, for base_uri when the request has no usable Host. */
   readonly baseUrl: () => string;
+  /** Spans of produce and fetch requests (NO_TRACING when TRACING_ENABLED is false). */
+  readonly tracing: Tracing;
 }
 
 const READ: RouteOptions = { scope: 'streams:read' };
@@ -202,11 +206,21 @@ export function buildRouter(deps: StreamsDeps): Router {
     '/streams/topic/:topic',
     handler(async (req, res) => {
       const name = req.params.topic ?? '';
-      const body = await req.json(BODY_TYPES);
-      const topic = log.topic(name);
-      if (!topic) throw topicNotFound(name);
-      const parsed = parseProduce(body, topic, settings, Date.now());
-      const { partitions, offsets } = await appendRecords(log, deps.partitioner, topic, parsed);
+      const { partitions, offsets } = await traced(
+        deps.tracing,
+        req,
+        'streams.produce',
+        { 'streams.topic': name },
+        async (span) => {
+          const body = await req.json(BODY_TYPES);
+          const topic = log.topic(name);
+          if (!topic) throw topicNotFound(name);
+          const parsed = parseProduce(body, topic, settings, Date.now());
+          const stored = await appendRecords(log, deps.partitioner, topic, parsed);
+          span?.setAttributes(produceAttributes(parsed, stored.partitions));
+          return stored;
+        },
+      );
       let text = '{"offsets":[';
       for (let i = 0; i < offsets.length; i++) {
         text += `${i > 0 ? ',' : ''}{"partition":${partitions[i]},"offset":${offsets[i]}}`;
@@ -281,7 +295,7 @@ export function buildRouter(deps: StreamsDeps): Router {
     `${INSTANCE}/records`,
     handler(async (req, res) => {
       const type = negotiate(req.headers.accept, true);
-      const records = await fetchRecords(deps, req, instanceOf(req));
+      const records = await tracedFetch(deps, req, instanceOf(req));
       if (records === undefined) return;
       res.header('content-type', type).send(renderRecords(records));
     }),

@@ -1,6 +1,6 @@
-// One Sluice automation node in its own process, for the multi-node tests: the AUTOMATION_*
-// variables of its environment configure it; prints {"url"} once listening; SIGTERM closes it
-// cleanly, SIGKILL is a crash.
+// One Sluice automation node in its own process, for the multi-node tests: the AUTOMATION_*,
+// TRACING_* and OTEL_EXPORTER_OTLP_* variables of its environment configure it; prints {"url"}
+// once listening; SIGTERM closes it cleanly, SIGKILL is a crash.
 import { makeTestContext } from '../../helpers/context.js';
 import { startAutomation } from '../../../src/automation/index.js';
 
@@ -9,7 +9,8 @@ const token = process.env.NODE_TOKEN;
 if (!dataDir || !token) throw new Error('NODE_DATA_DIR and NODE_TOKEN are required');
 const env = Object.fromEntries(
   Object.entries(process.env).filter(
-    (e): e is [string, string] => e[0].startsWith('AUTOMATION_') && e[1] !== undefined,
+    (e): e is [string, string] =>
+      /^(AUTOMATION_|TRACING_|OTEL_EXPORTER_OTLP_)/.test(e[0]) && e[1] !== undefined,
   ),
 );
 const test = await makeTestContext({ dataDir, token, env });

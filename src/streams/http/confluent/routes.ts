@@ -9,7 +9,8 @@ import { ErrorCodes, StreamsError, partitionNotFound, topicNotFound } from '../.
 import type { ConsumerInstance } from '../../groups/coordinator.js';
 import type { TopicInfo } from '../../log/types.js';
 import { optionalJson } from '../body.js';
-import { createInstance, fetchRecords } from '../consumers.js';
+import { createInstance, tracedFetch } from '../consumers.js';
+import { produceAttributes, traced } from '../tracing.js';
 import { handler } from '../errors.js';
 import { registerOffsetRoutes } from '../offsets.js';
 import { appendRecords } from '../produce.js';
@@ -149,14 +150,25 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
   ): Promise<void> => {
     const format = produceFormat(req.headers['content-type']);
     const type = answerType(req.headers.accept, false);
-    const body = await req.json(KAFKA_BODY_TYPES);
-    const topic = topicOf(name);
-    const partition = rawPartition === undefined ? undefined : partitionOf(topic, rawPartition);
-    const parsed = parseProduce(toStoredShape(body, format, topic, partition), topic, settings, Date.now(), {
-      values: 'any',
-      nullSchemaFields: true,
-    });
-    const { partitions, offsets } = await appendRecords(log, deps.partitioner, topic, parsed);
+    const { partitions, offsets } = await traced(
+      deps.tracing,
+      req,
+      'streams.produce',
+      { 'streams.topic': name },
+      async (span) => {
+        const body = await req.json(KAFKA_BODY_TYPES);
+        const topic = topicOf(name);
+        const partition = rawPartition === undefined ? undefined : partitionOf(topic, rawPartition);
+        const shape = toStoredShape(body, format, topic, partition);
+        const parsed = parseProduce(shape, topic, settings, Date.now(), {
+          values: 'any',
+          nullSchemaFields: true,
+        });
+        const stored = await appendRecords(log, deps.partitioner, topic, parsed);
+        span?.setAttributes(produceAttributes(parsed, stored.partitions));
+        return stored;
+      },
+    );
     // One batch is stored all or nothing, so no record carries an error of its own.
     let text = '{"offsets":[';
     for (let i = 0; i < offsets.length; i++) {
@@ -257,7 +269,7 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
       const instance = instanceOf(req);
       const format = instance.config.format ?? 'json';
       const type = recordsType(req.headers.accept, format);
-      const records = await fetchRecords(deps, req, instance);
+      const records = await tracedFetch(deps, req, instance);
       if (records === undefined) return;
       res.header('content-type', type).send(renderRecords(inFormat(records, format)));
     }),

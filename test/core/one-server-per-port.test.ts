@@ -184,7 +184,8 @@ describe('port probe', () => {
     ]);
     assert.deepEqual(
       plan({ GRPC_UDS: '/tmp/x.sock', USE_PULLMETRICS: 'true', PROMETHEUS_ADDR: '127.0.0.1:9191' }),
-      ['PORT=0.0.0.0:8080', 'DEBUG_PORT=127.0.0.1:6070', 'PROMETHEUS_ADDR=127.0.0.1:9191'],
+      // Named by the setting's current name; PROMETHEUS_ADDR is its older alias.
+      ['PORT=0.0.0.0:8080', 'DEBUG_PORT=127.0.0.1:6070', 'PULLMETRICS_ADDR=127.0.0.1:9191'],
     );
   });
 });

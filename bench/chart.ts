@@ -179,7 +179,10 @@ function groupSpec(g: ChartGroup): Record<string, unknown> {
   const subtitle = [g.subtitle, ...g.notes];
   if (charts.length === 0) subtitle.push('no figures to chart');
   // A text-only group still needs one view to carry its title: an empty mark.
-  const body = charts.length > 0 ? charts : [{ data: { values: [{}] }, mark: { type: 'text' }, width: WIDTH, height: 10 }];
+  const body =
+    charts.length > 0
+      ? charts
+      : [{ data: { values: [{}] }, mark: { type: 'text' }, width: WIDTH, height: 10 }];
   return {
     title: { text: g.title, subtitle, anchor: 'start', fontSize: 13, subtitleFontSize: 11 },
     hconcat: body,

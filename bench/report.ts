@@ -144,7 +144,11 @@ export async function writeBenchReport(
 ): Promise<{ json: string; svg: string; markdown: string }> {
   mkdirSync(dir, { recursive: true });
   const stamp = report.startedAt.replace(/[:.]/g, '-');
-  const paths = { json: join(dir, `${stamp}.json`), svg: join(dir, `${stamp}.svg`), markdown: join(dir, 'latest.md') };
+  const paths = {
+    json: join(dir, `${stamp}.json`),
+    svg: join(dir, `${stamp}.svg`),
+    markdown: join(dir, 'latest.md'),
+  };
   writeFileSync(paths.json, JSON.stringify(report, null, 2) + '\n');
   writeFileSync(paths.svg, await renderChartSvg(benchChartDocument(report)));
   writeFileSync(paths.markdown, renderMarkdown(report));

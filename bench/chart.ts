@@ -57,7 +57,7 @@ const ROW_HEIGHT = 22;
 const LABEL_LIMIT = 380;
 
 function rowName(r: ChartRow): string {
-  return r.ceiling ? `${r.label} (ceiling)` : r.label;
+  return r.ceiling && !/ceiling/i.test(r.label) ? `${r.label} (ceiling)` : r.label;
 }
 
 function ratioText(r: ChartRow): string {
@@ -107,7 +107,7 @@ function throughputChart(g: ChartGroup): Record<string, unknown> {
             stack: null,
             axis: { format: '~s' },
           },
-          color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom' } },
+          color: { field: 'series', type: 'nominal', sort: null, title: null, legend: { orient: 'bottom' } },
         },
       },
       {
@@ -153,11 +153,12 @@ function latencyChart(g: ChartGroup): Record<string, unknown> {
             scale: g.log ? { type: 'log' } : { zero: true },
             // Unstacked, so a log-scale bar starts at the axis, not at zero.
             stack: null,
-            axis: { format: '~g' },
+            axis: { format: ',~r' },
           },
           color: {
             field: 'key',
             type: 'nominal',
+            sort: null,
             title: null,
             legend: { orient: 'bottom' },
             scale: { scheme: 'tableau20' },

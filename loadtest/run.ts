@@ -1,6 +1,7 @@
 // `npm run loadtest -- <scenario> [options]` — load-tests a Sluice service started as a separate
 // process, after measuring the scenario's ceiling in the same run with the same client settings,
-// and reports req/s, p50/p99, the client used and the ratio to the ceiling.
+// and reports req/s, p50/p99, the client used and the ratio to the ceiling, in
+// loadtest/reports/<scenario>-<timestamp>.json with its chart (.svg) beside it (loadtest/report.ts).
 //
 // Options: --duration S (default 10) · --connections N · --pipelining N (HTTP pipelining; for
 // gRPC, streams/in-flight calls per connection) · --threads N (client threads: autocannon

@@ -1,8 +1,11 @@
-// Turns measured suites into the JSON report (bench/reports/<timestamp>.json) and the Markdown
-// summary (bench/reports/latest.md). Speed figures are reported, never judged: the runner
-// exits 0 whatever the numbers are.
+// Turns measured suites into the JSON report (bench/reports/<timestamp>.json), its chart
+// (<timestamp>.svg beside it) and the Markdown summary (bench/reports/latest.md). Speed figures
+// are reported, never judged: the runner exits 0 whatever the numbers are.
 
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { renderChartSvg, type ChartDocument, type ChartGroup } from './chart.js';
 
 export interface TaskFigures {
   name: string;
@@ -90,4 +93,64 @@ export function renderMarkdown(report: BenchReport): string {
     lines.push('');
   }
   return lines.join('\n');
+}
+
+/** Per-operation times in the unit that suits the suite's slowest p99. */
+function latencyUnit(suite: SuiteFigures): { unit: string; divisor: number } {
+  const worst = Math.max(0, ...suite.tasks.filter((t) => !t.error).map((t) => t.p99Ns));
+  if (worst >= 1e6) return { unit: 'ms', divisor: 1e6 };
+  if (worst >= 1e3) return { unit: 'µs', divisor: 1e3 };
+  return { unit: 'ns', divisor: 1 };
+}
+
+/** The chart of a bench report: one group per suite, every task next to the suite's ceiling. */
+export function benchChartDocument(report: BenchReport): ChartDocument {
+  const m = report.machine;
+  const groups = report.suites.map((suite): ChartGroup => {
+    const { unit, divisor } = latencyUnit(suite);
+    const measured = suite.tasks.filter((t) => !t.error);
+    return {
+      title: suite.name,
+      subtitle: `${suite.file} · ceiling: ${suite.ceiling || '(none)'}`,
+      rateUnit: 'ops/s',
+      latencyUnit: unit,
+      latencyPer: 'operation',
+      log: true,
+      rows: measured.map((t) => ({
+        label: t.name,
+        ceiling: t.name === suite.ceiling,
+        rate: t.opsPerSec,
+        ...(t.ratio === undefined ? {} : { ratio: t.ratio }),
+        p50: t.p50Ns / divisor,
+        p99: t.p99Ns / divisor,
+      })),
+      notes: suite.tasks.filter((t) => t.error).map((t) => `${t.name} failed: ${t.error}`),
+    };
+  });
+  return {
+    title: `Bench report — ${report.startedAt}`,
+    subtitle: `${m.cpus} × ${m.cpuModel}, Node ${m.node} (${m.platform}); ratio = task ops/s ÷ the suite ceiling's ops/s, same run`,
+    groups,
+  };
+}
+
+/**
+ * Writes `<stamp>.json`, its chart `<stamp>.svg` and `latest.md` into `dir` (created if absent);
+ * returns the paths written.
+ */
+export async function writeBenchReport(
+  dir: string,
+  report: BenchReport,
+): Promise<{ json: string; svg: string; markdown: string }> {
+  mkdirSync(dir, { recursive: true });
+  const stamp = report.startedAt.replace(/[:.]/g, '-');
+  const paths = {
+    json: join(dir, `${stamp}.json`),
+    svg: join(dir, `${stamp}.svg`),
+    markdown: join(dir, 'latest.md'),
+  };
+  writeFileSync(paths.json, JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(paths.svg, await renderChartSvg(benchChartDocument(report)));
+  writeFileSync(paths.markdown, renderMarkdown(report));
+  return paths;
 }

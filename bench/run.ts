@@ -1,5 +1,5 @@
 // `npm run bench [-- filter]` — runs every bench/**/*.bench.ts with tinybench and writes
-// bench/reports/<timestamp>.json and bench/reports/latest.md.
+// bench/reports/<timestamp>.json, its chart <timestamp>.svg and bench/reports/latest.md.
 //
 // Contract for a bench file (types in bench/types.ts):
 //   export default (async) function (ctx: BenchContext): BenchSuite[]
@@ -16,13 +16,14 @@
 // time/5, at most 200). The runner never fails because of speed; it exits 1 when a bench file
 // cannot be loaded, a suite or task throws or hangs, or nothing matched — after writing the report.
 
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Bench } from 'tinybench';
 import {
   machineInfo,
   renderMarkdown,
+  writeBenchReport,
   type BenchReport,
   type SuiteFigures,
   type TaskFigures,
@@ -191,14 +192,10 @@ async function main(): Promise<void> {
   }
   report.durationMs = Date.now() - started;
   const reportsDir = process.env['BENCH_REPORT_DIR'] || join(benchDir, 'reports');
-  mkdirSync(reportsDir, { recursive: true });
-  const stamp = report.startedAt.replace(/[:.]/g, '-');
-  const markdown = renderMarkdown(report);
-  writeFileSync(join(reportsDir, `${stamp}.json`), JSON.stringify(report, null, 2) + '\n');
-  writeFileSync(join(reportsDir, 'latest.md'), markdown);
-  process.stdout.write(markdown);
+  const written = await writeBenchReport(reportsDir, report);
+  process.stdout.write(renderMarkdown(report));
   process.stderr.write(
-    `bench: wrote ${relative(root, join(reportsDir, `${stamp}.json`))} and ${relative(root, join(reportsDir, 'latest.md'))}\n`,
+    `bench: wrote ${[written.json, written.svg, written.markdown].map((p) => relative(root, p)).join(', ')}\n`,
   );
   for (const f of failures) process.stderr.write(`bench: FAILED ${f}\n`);
   // Explicit exit: a suite that timed out may still hold handles open.

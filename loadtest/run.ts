@@ -1,6 +1,7 @@
 // `npm run loadtest -- <scenario> [options]` — load-tests a Sluice service started as a separate
 // process, after measuring the scenario's ceiling in the same run with the same client settings,
-// and reports req/s, p50/p99, the client used and the ratio to the ceiling.
+// and reports req/s, p50/p99, the client used and the ratio to the ceiling, in
+// loadtest/reports/<scenario>-<timestamp>.json with its chart (.svg) beside it (loadtest/report.ts).
 //
 // Options: --duration S (default 10) · --connections N · --pipelining N (HTTP pipelining; for
 // gRPC, streams/in-flight calls per connection) · --threads N (client threads: autocannon
@@ -15,7 +16,7 @@
 // Scenarios live in loadtest/scenarios/<name>.ts (see loadtest/types.ts). Every child process
 // is killed by pid when the run ends, fails or is interrupted; every client run is bounded.
 
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -37,6 +38,7 @@ import type { ClientName, LoadOptions, LoadResult } from './clients/types.js';
 import { runWrk } from './clients/wrk.js';
 import { ECHO_LOAD, HELLO_LOAD, RLS_LOAD } from './defaults.js';
 import { profileTop, renderProfileTop } from './profile-top.js';
+import { ratioRows, writeLoadtestReport, type TargetReport } from './report.js';
 import { freePort, startChild, waitForPortLine, waitUntilReady, type Child } from './process.js';
 import type { CeilingName, GrpcLoad, HttpLoad, Scenario, ScenarioFile } from './types.js';
 
@@ -371,18 +373,6 @@ async function runClient(
   return runGrpcJs(address, load, options, grpcProcs);
 }
 
-interface TargetReport {
-  label: string;
-  kind: 'ceiling' | 'scenario';
-  ceiling?: CeilingName;
-  load: string;
-  results: LoadResult[];
-  error?: string;
-  skipped?: string;
-  /** Server process id, so callers can check nothing outlived the run. */
-  pid?: number;
-}
-
 async function measure(
   target: Target,
   clients: ClientName[],
@@ -422,21 +412,6 @@ async function measure(
 
 function fmt(n: number | undefined, digits = 2): string {
   return n === undefined || Number.isNaN(n) ? '—' : n.toFixed(digits);
-}
-
-function ratioRows(
-  targets: TargetReport[],
-): Array<{ scenario: string; ceiling: string; client: ClientName; ratio: number }> {
-  const rows: Array<{ scenario: string; ceiling: string; client: ClientName; ratio: number }> = [];
-  const scenario = targets.find((t) => t.kind === 'scenario');
-  const ceiling = targets.find((t) => t.kind === 'ceiling');
-  if (!scenario || !ceiling) return rows;
-  for (const r of scenario.results) {
-    const c = ceiling.results.find((x) => x.client === r.client);
-    if (c && c.rps > 0)
-      rows.push({ scenario: scenario.label, ceiling: ceiling.label, client: r.client, ratio: r.rps / c.rps });
-  }
-  return rows;
 }
 
 function printTable(targets: TargetReport[]): void {
@@ -585,33 +560,16 @@ async function main(): Promise<void> {
     );
 
   const reportDir = process.env['LOADTEST_REPORT_DIR'] || join(here, 'reports');
-  mkdirSync(reportDir, { recursive: true });
-  const reportFile = join(
-    reportDir,
-    `${args.scenario}-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`,
-  );
-  const machine = {
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
-    node: process.version,
-  };
-  writeFileSync(
-    reportFile,
-    JSON.stringify(
-      {
-        scenario: args.scenario,
-        startedAt: startedAt.toISOString(),
-        machine,
-        args,
-        clientsAvailable: { wrk: !!available.wrk, h2load: !!available.h2load },
-        targets: reports,
-        ratios: ratioRows(reports),
-      },
-      null,
-      2,
-    ) + '\n',
-  );
-  process.stdout.write(`report: ${relative(root, reportFile)}\n`);
+  const written = await writeLoadtestReport(reportDir, {
+    scenario: args.scenario,
+    startedAt: startedAt.toISOString(),
+    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', node: process.version },
+    args,
+    clientsAvailable: { wrk: !!available.wrk, h2load: !!available.h2load },
+    targets: reports,
+    ratios: ratioRows(reports),
+  });
+  process.stdout.write(`report: ${relative(root, written.json)}\nchart: ${relative(root, written.svg)}\n`);
   process.exit(reports.some((r) => r.error) ? 1 : 0);
 }
 

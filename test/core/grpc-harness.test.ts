@@ -283,6 +283,7 @@ describe('runners end to end', () => {
     const files = readdirSync(out);
     const json = files.find((f) => f.endsWith('.json'));
     assert.ok(json && files.includes('latest.md'));
+    assert.ok(files.includes(json.replace(/\.json$/, '.svg')), 'the chart is beside the report');
     const report = JSON.parse(readFileSync(join(out, json), 'utf8')) as {
       suites: Array<{
         ceiling: string;
@@ -341,8 +342,9 @@ describe('runners end to end', () => {
       { LOADTEST_REPORT_DIR: out },
     );
     assert.equal(res.code, 0, res.stderr + res.stdout);
-    const file = readdirSync(out).find((f) => f.startsWith('ceiling-only-'));
+    const file = readdirSync(out).find((f) => f.startsWith('ceiling-only-') && f.endsWith('.json'));
     assert.ok(file);
+    assert.ok(readdirSync(out).includes(file.replace(/\.json$/, '.svg')), 'the chart is beside the report');
     const report = JSON.parse(readFileSync(join(out, file), 'utf8')) as {
       targets: Array<{
         label: string;

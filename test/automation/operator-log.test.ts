@@ -1,5 +1,6 @@
-// A run leaves two info lines: one when it starts executing and one when its end is stored, with
-// its id, tenant, automation, status and duration, never its input or output.
+// What an operator reads in the automation service's log at info: a registry sync (automation,
+// package, version, commit, tenant and user of the key, what changed) and a run's start and
+// stored end (id, tenant, automation, status, duration), never a run's input or output.
 import { strict as assert } from 'node:assert';
 import { after, before, it } from 'node:test';
 import { pino } from 'pino';
@@ -19,6 +20,27 @@ before(async () => {
 after(async () => {
   await service?.close();
   await t?.cleanup();
+});
+
+it('logs the sync with the release, the tenant and what changed', async () => {
+  const res = await fetch(`${service.addresses.http}/automations/workflows.text-report/sync`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${t.token}` },
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  const body = (await res.json()) as {
+    automation: { id: string };
+    release: { version: string; commit: string };
+  };
+  const line = lines.find((l) => l.msg === 'automation synced');
+  assert.ok(line, JSON.stringify(lines.map((l) => l.msg)));
+  assert.equal(line.automation, body.automation.id);
+  assert.equal(line.package, 'workflows/text-report');
+  assert.equal(line.version, body.release.version);
+  assert.equal(line.commit, body.release.commit);
+  assert.equal(line.tenant, 'default');
+  assert.equal(line.changed, false, 'synced at start already: nothing new');
+  assert.equal(line.level, 30);
 });
 
 it('logs the start and the stored end of a run, without its input or output', async () => {

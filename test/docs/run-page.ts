@@ -190,6 +190,15 @@ export async function runPage(
     }
     return { failures, ran: reached };
   } finally {
+    // A page may start servers of its own in the background (the JetStream guide does) and stop
+    // them in its last block; a page that failed before that leaves them in bash's process group.
+    if (child?.pid) {
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // The group is already empty.
+      }
+    }
     rmSync(work, { recursive: true, force: true });
   }
 }

@@ -8,6 +8,9 @@
 //   output of the last runnable shell block above it on the page.
 // - `<!-- doc-test: file <path> -->` before a block says the block is that repository file,
 //   verbatim (a built-in example quoted in full).
+// - `<!-- doc-test: instead NAME=postgres -->` before a shell block that sets NAME to a
+//   reader's own PostgreSQL URL: the test sets NAME to a database of a private PostgreSQL server
+//   it starts for the page instead of running the block.
 
 export type ShellBlock = {
   kind: 'shell';
@@ -15,7 +18,12 @@ export type ShellBlock = {
   code: string;
   skip: string | undefined;
   expect: Expectation | undefined;
+  /** Run `<name>=<the service's URL>` instead of the block. */
+  instead?: Substitute;
 };
+
+/** The services a page can ask the test for, in place of a reader's own. */
+export type Substitute = { name: string; service: 'postgres' };
 
 export type Expectation = { line: number; lang: string; text: string };
 
@@ -76,11 +84,25 @@ function readPage(markdown: string, page: string): { shell: ShellBlock[]; files:
     directive = undefined;
     if (SHELL.has(lang)) {
       let skip: string | undefined;
+      const instead = here ? /^instead\s+([A-Za-z_][A-Za-z0-9_]*)=postgres$/.exec(here.text) : null;
+      if (instead) {
+        const substitute: Substitute = { name: instead[1] as string, service: 'postgres' };
+        out.push({
+          kind: 'shell',
+          line: i + 1,
+          code,
+          skip: undefined,
+          expect: undefined,
+          instead: substitute,
+        });
+        i = j;
+        continue;
+      }
       if (here) {
         const m = /^skip\s*[(:]\s*(.*?)\)?$/.exec(here.text);
         if (!m || (m[1] as string).trim() === '') {
           throw new DocFormatError(
-            `${page}:${here.line}: a shell block takes only "doc-test: skip (reason)", with a reason; got "${here.text}"`,
+            `${page}:${here.line}: a shell block takes only "doc-test: skip (reason)", with a reason, or "doc-test: instead NAME=postgres"; got "${here.text}"`,
           );
         }
         skip = (m[1] as string).trim();

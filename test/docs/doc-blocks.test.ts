@@ -11,7 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { quotedFiles, shellBlocks } from './blocks.js';
-import { runPage, startServer } from './run-page.js';
+import { runPage, startServer, type Substitutes } from './run-page.js';
+import { postgresSkip, startPostgres, type PostgresServer } from '../helpers/postgres.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 // DOC_TEST_PAGE=streams runs only the pages whose path contains it (while editing a page).
@@ -67,14 +68,26 @@ describe('docs run as written', { concurrency: 2 }, () => {
     const blocks = shellBlocks(readFileSync(join(repo, page), 'utf8'), page);
     const runnable = blocks.filter((b) => b.skip === undefined);
     if (runnable.length === 0) continue;
-    it(`${page}: ${runnable.length} block(s) run, ${blocks.length - runnable.length} skipped`, async () => {
+    // A page that asks for a PostgreSQL of its own (`instead NAME=postgres`) gets one, or is
+    // skipped, with the reason, where PostgreSQL cannot run.
+    const needsPostgres = blocks.some((b) => b.instead?.service === 'postgres');
+    const skip = needsPostgres ? postgresSkip : false;
+    const title = `${page}: ${runnable.length} block(s) run, ${blocks.length - runnable.length} skipped`;
+    it(title, { skip }, async () => {
+      let postgres: PostgresServer | undefined;
       const server = await startServer(repo);
       try {
-        const result = await runPage(repo, page, blocks, server);
+        const substitutes: Substitutes = {};
+        if (needsPostgres) {
+          postgres = await startPostgres();
+          substitutes.postgres = await postgres.createDatabase();
+        }
+        const result = await runPage(repo, page, blocks, server, substitutes);
         if (result.failures.length > 0) assert.fail(result.failures.join('\n\n'));
         assert.equal(result.ran, runnable.length);
       } finally {
         await server.stop();
+        await postgres?.stop();
       }
     });
   }

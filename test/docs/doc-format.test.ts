@@ -47,6 +47,23 @@ describe('reading a page', () => {
     );
   });
 
+  it('an "instead NAME=postgres" block is run as NAME set to the test\'s own database', () => {
+    const page = [
+      '<!-- doc-test: instead DB=postgres -->',
+      `${fence}sh`,
+      'DB=postgres://u:p@db.internal/x',
+      fence,
+      '<!-- doc-test: instead DB=mysql -->',
+      `${fence}sh`,
+      'DB=mysql://x',
+      fence,
+    ].join('\n');
+    assert.throws(() => shellBlocks(page, 'p.md'), /p\.md:5: a shell block takes only/);
+    const [block] = shellBlocks(page.split('\n').slice(0, 4).join('\n'), 'p.md');
+    assert.deepEqual(block?.instead, { name: 'DB', service: 'postgres' });
+    assert.equal(block?.skip, undefined);
+  });
+
   it('refuses a skip without a reason, a stray directive, and an expectation without a block to run', () => {
     assert.throws(
       () => shellBlocks(`<!-- doc-test: skip -->\n${fence}sh\nx\n${fence}\n`, 'p.md'),

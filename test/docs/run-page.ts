@@ -108,17 +108,33 @@ export interface PageResult {
 }
 
 /** Runs the runnable blocks of `page` in one bash; stops at the first block that fails. */
+/** What a page's `instead NAME=<service>` blocks are given in place of a reader's own. */
+export interface Substitutes {
+  postgres?: string;
+}
+
+/** Single-quoted for bash. */
+const quoted = (value: string): string => `'${value.replace(/'/g, `'\\''`)}'`;
+
 export async function runPage(
   repo: string,
   page: string,
   blocks: ShellBlock[],
   server: Server,
+  substitutes: Substitutes = {},
 ): Promise<PageResult> {
   const work = mkdtempSync(join(tmpdir(), 'sluice-doc-run-'));
   const runnable = blocks.filter((b) => b.skip === undefined);
   const script = ['set -euo pipefail', 'cd "$DOC_TEST_REPO"'];
   runnable.forEach((block, k) => {
-    writeFileSync(join(work, `${k}.sh`), toTestPorts(block.code, server.ports) + '\n');
+    let code = toTestPorts(block.code, server.ports);
+    if (block.instead) {
+      const url = substitutes[block.instead.service];
+      if (url === undefined)
+        throw new Error(`${page}:${block.line}: no ${block.instead.service} for this page`);
+      code = `${block.instead.name}=${quoted(url)}`;
+    }
+    writeFileSync(join(work, `${k}.sh`), code + '\n');
     script.push(
       `printf '%s' ${k} > "$DOC_TEST_WORK/current"`,
       `source "$DOC_TEST_WORK/${k}.sh" > "$DOC_TEST_WORK/${k}.out" 2> "$DOC_TEST_WORK/${k}.err" < /dev/null`,

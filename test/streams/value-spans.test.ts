@@ -40,7 +40,7 @@ function spaced(value: unknown): string {
   return text.replace(/([,:[{])/g, '$1 \t').replace(/([\]}])/g, '\n$1');
 }
 
-function storedValues(text: string): (unknown | undefined)[] | undefined {
+function storedValues(text: string): (string | undefined)[] | undefined {
   const body = Buffer.from(text);
   JSON.parse(text); // the scanner is only run on bodies JSON.parse accepted
   const spans = valueSpans(body);

@@ -22,7 +22,7 @@ import type { BenchFile, BenchSuite } from './types.js';
 const BATCH = 1000;
 const CODEC_OPS = 256;
 
-function sampleRecord(valueBytes: number, i: number): AppendRecord {
+function sampleRecord(valueBytes: number, i: number): AppendRecord & { valueJson: string } {
   const pad = 'x'.repeat(Math.max(0, valueBytes - 40));
   return {
     partition: 0,

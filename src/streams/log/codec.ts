@@ -36,7 +36,10 @@ function sizesOf(record: AppendRecord): RecordSizes {
     keyBytes: record.key === null ? 0 : Buffer.byteLength(record.key, 'utf8'),
     headersJson,
     headerBytes: headersJson === '' ? 0 : Buffer.byteLength(headersJson, 'utf8'),
-    valueBytes: Buffer.byteLength(record.valueJson, 'utf8'),
+    valueBytes:
+      typeof record.valueJson === 'string'
+        ? Buffer.byteLength(record.valueJson, 'utf8')
+        : record.valueJson.length,
   };
 }
 
@@ -50,6 +53,7 @@ function writeRecord(buf: Buffer, at: number, record: AppendRecord, s: RecordSiz
   if (record.key !== null) at += buf.write(record.key, at, s.keyBytes, 'utf8');
   at = buf.writeUInt32LE(s.headerBytes, at);
   if (s.headerBytes > 0) at += buf.write(s.headersJson, at, s.headerBytes, 'utf8');
+  if (typeof record.valueJson !== 'string') return at + record.valueJson.copy(buf, at);
   return at + buf.write(record.valueJson, at, s.valueBytes, 'utf8');
 }
 

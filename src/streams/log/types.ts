@@ -43,8 +43,11 @@ export interface RecordHeader {
 export interface AppendRecord {
   readonly partition: number;
   readonly key: string | null;
-  /** The value as JSON text: consumers get it spliced back without a parse/stringify round trip. */
-  readonly valueJson: string;
+  /**
+   * The value as JSON text (a string, or its UTF-8 bytes as the client sent them): consumers
+   * get it spliced back without a parse/stringify round trip.
+   */
+  readonly valueJson: string | Buffer;
   readonly timestamp: number;
   readonly headers: readonly RecordHeader[] | null;
 }

@@ -158,6 +158,14 @@ export async function startAutomation(
     threads: settings.archiveThreads,
     onError: (err) => log.error({ err }, 'archive worker failed'),
   });
+  /** The end of every close, also of a failed start: the stores go after the workers using them. */
+  const closeWorkersAndStores = async () => {
+    await pool.close();
+    await archives.close();
+    await evalPool.close();
+    await closeStores();
+    ops.close();
+  };
   try {
     const repo = new RegistryRepository({
       path: settings.registryPath,
@@ -304,7 +312,7 @@ export async function startAutomation(
       },
       'automation service listening',
     );
-    let closed = false;
+    let closing: Promise<void> | undefined;
     return {
       name: 'automation',
       addresses: { http: `${bindUrl(server.host, server.port)}/api/v1` },
@@ -320,27 +328,21 @@ export async function startAutomation(
         ctx.health.set('automation', false);
         ops.beginShutdown();
       },
-      async close() {
-        if (closed) return;
-        closed = true;
-        ops.beginShutdown();
-        await server.close(ctx.core.shutdownGraceMs);
-        for (const close of closers) await close();
-        await runs.close();
-        await tracing.close();
-        await pool.close();
-        await archives.close();
-        await evalPool.close();
-        await closeStores();
-        ops.close();
+      close() {
+        // Every caller waits for the one close: the stores close only after all their users.
+        closing ??= (async () => {
+          ops.beginShutdown();
+          await server.close(ctx.core.shutdownGraceMs);
+          for (const close of closers) await close();
+          await runs.close();
+          await tracing.close();
+          await closeWorkersAndStores();
+        })();
+        return closing;
       },
     };
   } catch (err) {
-    await pool.close();
-    await archives.close();
-    await evalPool.close();
-    await closeStores();
-    ops.close();
+    await closeWorkersAndStores();
     throw err;
   }
 }

@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { after, before, it } from 'node:test';
 import { staticAuthenticator } from '../../src/core/auth/index.js';
 import { HttpError, Router, startHttpServer, type HttpServerHandle } from '../../src/core/http/index.js';
+import { RawConnection } from '../helpers/raw-http.js';
 import { describeEachTransport } from '../helpers/transports.js';
 
 const errorBody = ({ status, code, message }: { status: number; code: string; message: string }) => ({
@@ -27,6 +28,13 @@ function raw(port: number, payload: string | Buffer[], until?: RegExp): Promise<
     if (typeof payload === 'string') socket.write(payload);
     else for (const chunk of payload) socket.write(chunk);
   });
+}
+
+/** A promise the test resolves when it chooses (`open`), to hold a handler at a known state. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
 }
 
 describeEachTransport('HTTP core', (transport) => {
@@ -277,14 +285,7 @@ describeEachTransport('HTTP core', (transport) => {
       await new Promise<void>((r) => (releaseSlow = r));
       res.json({ finished: true });
     });
-    const s = await startHttpServer({
-      transport,
-      name: 'drain',
-      host: '127.0.0.1',
-      port: 0,
-      router,
-      errorBody,
-    });
+    const s = await serve('drain', router);
     const pending = fetch(`${s.url}/slow`).then(async (r) => ({ status: r.status, body: await r.json() }));
     await slowStartedP;
     const closing = s.close(5_000);
@@ -294,6 +295,69 @@ describeEachTransport('HTTP core', (transport) => {
     const answered = await pending;
     await closing;
     assert.deepEqual(answered, { status: 200, body: { finished: true } });
+  });
+
+  it('never runs a handler for a request arriving during the drain: 503 on a kept-alive connection', async () => {
+    let quickRuns = 0;
+    const slowBegun = gate();
+    const release = gate();
+    const router = new Router()
+      .get('/quick', (_req, res) => {
+        quickRuns++;
+        res.json({ ok: true });
+      })
+      .get('/slow', async (_req, res) => {
+        slowBegun.open();
+        await release.opened;
+        res.json({ finished: true });
+      });
+    const s = await serve('drain', router);
+    // A connection kept alive from before the close, idle when it begins.
+    const kept = await RawConnection.open(s.port);
+    assert.equal((await kept.request('/quick', { method: 'GET' })).status, 200);
+    const slow = fetch(`${s.url}/slow`).then((r) => r.status);
+    await slowBegun.opened;
+    const closing = s.close(5_000);
+    if (transport === 'uws') {
+      // uWS keeps such a connection open until the end of the close: the request is refused.
+      const refused = await kept.request('/quick', { method: 'GET' });
+      assert.equal(refused.status, 503);
+      assert.equal(refused.headers['connection'], 'close');
+      assert.deepEqual(refused.json(), {
+        error: { status: 503, code: 'shutting_down', message: 'the drain service is shutting down; retry' },
+      });
+    }
+    // node:http closes idle connections as the close begins; uWS after its answer.
+    await kept.closed;
+    assert.equal(quickRuns, 1, 'no handler ran after the close began');
+    release.open();
+    assert.equal(await slow, 200);
+    await closing;
+  });
+
+  it('a graceful close waits for a handler still working after its answer, and closes idle connections', async () => {
+    const answered = gate();
+    const release = gate();
+    let closedBeforeWorkEnded: boolean | undefined;
+    let closeDone = false;
+    const router = new Router().post('/work', async (_req, res) => {
+      res.json({ accepted: true });
+      answered.open();
+      await release.opened;
+      closedBeforeWorkEnded = closeDone;
+    });
+    const s = await serve('work', router);
+    const idle = await RawConnection.open(s.port);
+    assert.equal((await idle.request('/work', { method: 'POST' })).status, 200);
+    await answered.opened;
+    const closing = s.close(5_000).then(() => (closeDone = true));
+    // Without the wait, nothing of the close would be left for the next turn of the event loop.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(closeDone, false, 'the close waits for the handler');
+    release.open();
+    await closing;
+    assert.equal(closedBeforeWorkEnded, false, 'the close ended only after the handler');
+    await idle.closed;
   });
 
   it('upgrades WebSockets and survives a malformed escape in the path', async () => {
@@ -307,6 +371,10 @@ describeEachTransport('HTTP core', (transport) => {
     assert.match(await upgrade('/ws/%E0%A4%A'), /^HTTP\/1\.1 101/);
     assert.equal((await fetch(`${server.url}/public`)).status, 200);
   });
+
+  function serve(name: string, router: Router): Promise<HttpServerHandle> {
+    return startHttpServer({ transport, name, host: '127.0.0.1', port: 0, router, errorBody });
+  }
 
   function port(): number {
     return server.port;

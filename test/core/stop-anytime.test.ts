@@ -121,114 +121,104 @@ describeEachTransport('a stop signal under load, then a restart', (transport) =>
     await proc?.kill();
   });
 
-  // Known defect, not fixed yet: on uWS a stop under this load still ends the process with a
-  // native crash (SIGSEGV/SIGABRT after uWS reports a request handler that returned without an
-  // answer, and an LMDB write started after its environment closed). docs/deployment.md
-  // ("Stopping") says so; the case runs on node:http.
-  const knownCrash =
-    transport === 'uws' ? 'a stop under load crashes on uWS (known defect, docs/deployment.md)' : false;
-  it(
-    'drains, exits 0, and the restart has every acknowledged record and run',
-    { skip: knownCrash },
-    async () => {
-      const dataDir = tempDir();
-      const ports: SluicePorts = await freeSluicePorts();
-      const env = { SLUICE_SHUTDOWN_GRACE: `${GRACE_MS}ms` };
-      proc = new SluiceProcess({ transport, dataDir, ports, env });
-      const token = await proc.firstKey();
-      const streams = ports.STREAMS_PORT;
-      const automation = ports.AUTOMATION_PORT;
-      const created = await call(streams, token, 'POST', '/streams/topics/topic', {
-        topic_name: 'load',
-        partitions: 2,
-      });
-      assert.equal(created.status, 200, JSON.stringify(created.body));
+  it('drains, exits 0, and the restart has every acknowledged record and run', async () => {
+    const dataDir = tempDir();
+    const ports: SluicePorts = await freeSluicePorts();
+    const env = { SLUICE_SHUTDOWN_GRACE: `${GRACE_MS}ms` };
+    proc = new SluiceProcess({ transport, dataDir, ports, env });
+    const token = await proc.firstKey();
+    const streams = ports.STREAMS_PORT;
+    const automation = ports.AUTOMATION_PORT;
+    const created = await call(streams, token, 'POST', '/streams/topics/topic', {
+      topic_name: 'load',
+      partitions: 2,
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
 
-      // Producers and run starters go on until the server stops answering; what it acknowledged
-      // is recorded.
-      const records: { key: string; partition: number; offset: number }[] = [];
-      const runs: string[] = [];
-      let stopped = false;
-      const producer = async (p: number) => {
-        for (let n = 0; !stopped; n++) {
-          const keys = [0, 1, 2, 3].map((i) => `p${p}-${n}-${i}`);
-          let res;
-          try {
-            res = await call(streams, token, 'POST', '/streams/topic/load', {
-              records: keys.map((key) => ({ key, value: { p, n } })),
-            });
-          } catch {
-            return; // the server closed its port: the stop is under way
-          }
-          if (res.status !== 200) return;
-          (res.body.offsets as { partition: number; offset: number }[]).forEach((o, i) =>
-            records.push({ key: keys[i]!, partition: o.partition, offset: o.offset }),
-          );
+    // Producers and run starters go on until the server stops answering; what it acknowledged
+    // is recorded.
+    const records: { key: string; partition: number; offset: number }[] = [];
+    const runs: string[] = [];
+    let stopped = false;
+    const producer = async (p: number) => {
+      for (let n = 0; !stopped; n++) {
+        const keys = [0, 1, 2, 3].map((i) => `p${p}-${n}-${i}`);
+        let res;
+        try {
+          res = await call(streams, token, 'POST', '/streams/topic/load', {
+            records: keys.map((key) => ({ key, value: { p, n } })),
+          });
+        } catch {
+          return; // the server closed its port: the stop is under way
         }
-      };
-      const starter = async () => {
-        while (!stopped) {
-          let res;
-          try {
-            res = await call(automation, token, 'POST', '/api/v1/runs', {
-              target: 'agents.echo-agent',
-              input: { text: 'stop under load' },
-            });
-          } catch {
-            return;
-          }
-          if (res.status !== 201) return;
-          runs.push(res.body.id as string);
-        }
-      };
-      const load = Promise.all([producer(0), producer(1), producer(2), starter(), starter()]);
-      await waitUntil('some records and runs acknowledged', () => records.length >= 40 && runs.length >= 4);
-      proc.signalGroup('SIGTERM');
-      await expectCleanExit(proc, 'stop under load');
-      stopped = true;
-      await load;
-
-      // The restart: same data directory, every service answers, nothing acknowledged is missing.
-      const restartPorts = await freeSluicePorts();
-      proc = new SluiceProcess({ transport, dataDir, ports: restartPorts, env });
-      await proc.waitForLine(/^\s+console\s+http/);
-      assert.doesNotMatch(proc.stdout, /First start/, 'the key of the first start is kept');
-      const health = await fetch(`http://127.0.0.1:${restartPorts.PORT}/healthcheck`);
-      assert.equal(health.status, 200);
-      const byPartition = new Map<number, Map<number, string>>();
-      for (const partition of [0, 1]) {
-        const stored = new Map<number, string>();
-        for (let offset = 0; ;) {
-          const page = await call(
-            restartPorts.STREAMS_PORT,
-            token,
-            'GET',
-            `/streams/topics/load/partitions/${partition}/records?offset=${offset}&count=1000`,
-          );
-          assert.equal(page.status, 200, JSON.stringify(page.body));
-          const rows = page.body as { offset: number; key: string }[];
-          if (rows.length === 0) break;
-          for (const row of rows) stored.set(row.offset, row.key);
-          offset = rows[rows.length - 1]!.offset + 1;
-        }
-        byPartition.set(partition, stored);
-      }
-      for (const record of records)
-        assert.equal(
-          byPartition.get(record.partition)?.get(record.offset),
-          record.key,
-          `acknowledged record ${record.key} at ${record.partition}/${record.offset}`,
+        if (res.status !== 200) return;
+        (res.body.offsets as { partition: number; offset: number }[]).forEach((o, i) =>
+          records.push({ key: keys[i]!, partition: o.partition, offset: o.offset }),
         );
-      for (const id of runs) {
-        const run = await call(restartPorts.AUTOMATION_PORT, token, 'GET', `/api/v1/runs/${id}`);
-        assert.equal(run.status, 200, `acknowledged run ${id}: ${JSON.stringify(run.body)}`);
-        assert.equal(run.body.id, id);
       }
-      const check = await call(restartPorts.AUTOMATION_PORT, token, 'GET', '/api/v1/auth/check');
-      assert.equal(check.status, 200);
+    };
+    const starter = async () => {
+      while (!stopped) {
+        let res;
+        try {
+          res = await call(automation, token, 'POST', '/api/v1/runs', {
+            target: 'agents.echo-agent',
+            input: { text: 'stop under load' },
+          });
+        } catch {
+          return;
+        }
+        if (res.status !== 201) return;
+        runs.push(res.body.id as string);
+      }
+    };
+    const load = Promise.all([producer(0), producer(1), producer(2), starter(), starter()]);
+    await waitUntil('some records and runs acknowledged', () => records.length >= 40 && runs.length >= 4);
+    proc.signalGroup('SIGTERM');
+    await expectCleanExit(proc, 'stop under load');
+    stopped = true;
+    await load;
 
-      proc.signalGroup('SIGTERM');
-      await expectCleanExit(proc, 'stop after the restart');
-    },
-  );
+    // The restart: same data directory, every service answers, nothing acknowledged is missing.
+    const restartPorts = await freeSluicePorts();
+    proc = new SluiceProcess({ transport, dataDir, ports: restartPorts, env });
+    await proc.waitForLine(/^\s+console\s+http/);
+    assert.doesNotMatch(proc.stdout, /First start/, 'the key of the first start is kept');
+    const health = await fetch(`http://127.0.0.1:${restartPorts.PORT}/healthcheck`);
+    assert.equal(health.status, 200);
+    const byPartition = new Map<number, Map<number, string>>();
+    for (const partition of [0, 1]) {
+      const stored = new Map<number, string>();
+      for (let offset = 0; ;) {
+        const page = await call(
+          restartPorts.STREAMS_PORT,
+          token,
+          'GET',
+          `/streams/topics/load/partitions/${partition}/records?offset=${offset}&count=1000`,
+        );
+        assert.equal(page.status, 200, JSON.stringify(page.body));
+        const rows = page.body as { offset: number; key: string }[];
+        if (rows.length === 0) break;
+        for (const row of rows) stored.set(row.offset, row.key);
+        offset = rows[rows.length - 1]!.offset + 1;
+      }
+      byPartition.set(partition, stored);
+    }
+    for (const record of records)
+      assert.equal(
+        byPartition.get(record.partition)?.get(record.offset),
+        record.key,
+        `acknowledged record ${record.key} at ${record.partition}/${record.offset}`,
+      );
+    for (const id of runs) {
+      const run = await call(restartPorts.AUTOMATION_PORT, token, 'GET', `/api/v1/runs/${id}`);
+      assert.equal(run.status, 200, `acknowledged run ${id}: ${JSON.stringify(run.body)}`);
+      assert.equal(run.body.id, id);
+    }
+    const check = await call(restartPorts.AUTOMATION_PORT, token, 'GET', '/api/v1/auth/check');
+    assert.equal(check.status, 200);
+
+    proc.signalGroup('SIGTERM');
+    await expectCleanExit(proc, 'stop after the restart');
+  });
 });

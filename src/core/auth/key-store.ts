@@ -24,6 +24,7 @@ export type { CreatedKey, KeyRecord } from './key-tokens.js';
 
 export class KeyStore implements Authenticator, KeyAdmin {
   private readonly adminTokenHash: Buffer | undefined;
+  private closing: Promise<void> | undefined;
 
   private constructor(
     private readonly root: RootDatabase,
@@ -104,8 +105,10 @@ export class KeyStore implements Authenticator, KeyAdmin {
     });
   }
 
-  async close(): Promise<void> {
-    await this.root.close();
+  /** Closes once; a second call waits for the first. */
+  close(): Promise<void> {
+    this.closing ??= this.root.close();
+    return this.closing;
   }
 }
 

@@ -55,6 +55,12 @@ let drainsCut = false;
 
 export class HttpCore {
   readonly inflight = new Set<Exchange>();
+  /**
+   * Handlers whose promise has not settled yet. A handler may go on after its answer is out
+   * (or after its client left); the drain waits for it too, so no handler still uses a store
+   * when the service closes it.
+   */
+  private handlersRunning = 0;
   readonly hooks: ExchangeHooks;
   private readonly maxBody: number;
   private readonly refusals: RefusalLog;
@@ -73,7 +79,7 @@ export class HttpCore {
       finished: (exchange) => {
         this.inflight.delete(exchange);
         if (observer) this.observe(observer, exchange);
-        if (this.isDraining && this.inflight.size === 0) this.drained?.();
+        this.settleDrain();
       },
       failed: (exchange, error) => this.answerError(exchange, error),
     };
@@ -105,9 +111,23 @@ export class HttpCore {
     });
   }
 
+  /**
+   * A request that arrives once the close has begun: on a connection kept alive from before
+   * (uWS and node:http both keep serving those after they stop listening). Its handler must not
+   * run — the service is about to close the stores it would use — so it gets a 503 and its
+   * connection closes.
+   */
+  private refuseWhileClosing(exchange: Exchange): void {
+    exchange
+      .closeAfterResponse()
+      .header('retry-after', '1')
+      .error(503, 'shutting_down', `the ${this.options.name} service is shutting down; retry`);
+  }
+
   /** An HTTP request whose head has arrived: route, authenticate, attach the body, run the handler. */
   handle(exchange: Exchange): void {
     this.inflight.add(exchange);
+    if (this.isDraining) return this.refuseWhileClosing(exchange);
     const { method, path, headers } = exchange.request;
     if (this.options.cors) {
       const cors = corsFor(this.options.cors, method, headers);
@@ -181,6 +201,7 @@ export class HttpCore {
   upgrade(exchange: Exchange, route: WebSocketRoute, accept: (data: Record<string, unknown>) => void): void {
     this.inflight.add(exchange);
     exchange.route = route.pattern;
+    if (this.isDraining) return this.refuseWhileClosing(exchange);
     // Browsers cannot set an Authorization header on a WebSocket; their key may come as a
     // subprotocol instead (credentials.ts), taken as if it were that header.
     const headers = exchange.request.headers;
@@ -203,13 +224,14 @@ export class HttpCore {
   }
 
   /**
-   * Marks the server draining (answers from now on close their connection), waits up to
-   * `graceMs` for in-flight requests, then closes the connections of those still running.
-   * The transport stops listening before calling this.
+   * Marks the server draining (answers from now on close their connection, and a request that
+   * arrives now is refused with 503), waits up to `graceMs` for in-flight requests and running
+   * handlers, then closes the connections of the requests still open. The transport stops
+   * listening before calling this.
    */
   async drain(graceMs: number): Promise<void> {
     this.isDraining = true;
-    if (this.inflight.size > 0 && !drainsCut) {
+    if (!this.idle() && !drainsCut) {
       drainingCores.add(this);
       await new Promise<void>((resolve) => {
         this.drained = resolve;
@@ -220,6 +242,15 @@ export class HttpCore {
     for (const exchange of this.inflight) {
       if (!exchange.aborted) exchange.forceClose();
     }
+  }
+
+  private idle(): boolean {
+    return this.inflight.size === 0 && this.handlersRunning === 0;
+  }
+
+  /** Ends the draining wait once no request is in flight and no handler runs. */
+  private settleDrain(): void {
+    if (this.isDraining && this.idle()) this.drained?.();
   }
 
   /** Ends this server's draining wait now (see endDrainsNow). */
@@ -292,7 +323,12 @@ export class HttpCore {
       return;
     }
     if (result && typeof result.then === 'function') {
-      result.then(undefined, (error: unknown) => this.answerError(exchange, error));
+      this.handlersRunning++;
+      const done = () => {
+        this.handlersRunning--;
+        this.settleDrain();
+      };
+      result.then(undefined, (error: unknown) => this.answerError(exchange, error)).then(done, done);
     }
   }
 

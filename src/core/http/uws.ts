@@ -189,20 +189,9 @@ export async function startUwsServer(
       maxBackpressure: wsRoute.options.maxBackpressureBytes ?? 1024 * 1024,
       idleTimeout: wsRoute.options.idleTimeoutS ?? 120,
       upgrade: (res, req, context) => {
-        const headers: Record<string, string> = {};
-        req.forEach((k, v) => (headers[k] = v));
-        const url = req.getUrl();
-        const exchange = new UwsExchange(
-          res,
-          'GET',
-          url,
-          req.getQuery() ?? '',
-          headers,
-          requestIdFrom(headers['x-request-id']),
-          core.hooks,
-        );
-        // onAborted first: uWS aborts the process if a handler returns without it and without answering.
-        res.onAborted(() => exchange.handleAbort());
+        const exchange = openExchange(res, req, 'GET', core, options);
+        if (!exchange) return;
+        const { headers, path: url } = exchange.request;
         // uWS matched the route; a path it matched loosely (a trailing slash) binds no parameters.
         exchange.request.params = bindWebSocketPattern(wsRoute.pattern, url) ?? {};
         const key = headers['sec-websocket-key'] ?? '';
@@ -240,32 +229,8 @@ export async function startUwsServer(
   }
 
   app.any('/*', (res, req) => {
-    // onAborted before anything that could throw: uWS aborts the whole process when a handler
-    // returns (or throws) without answering and without an abort handler.
-    let exchange: UwsExchange | undefined;
-    let gone = false;
-    res.onAborted(() => {
-      gone = true;
-      exchange?.handleAbort();
-    });
-    try {
-      const headers: Record<string, string> = {};
-      req.forEach((k, v) => (headers[k] = v));
-      exchange = new UwsExchange(
-        res,
-        req.getCaseSensitiveMethod().toUpperCase(),
-        req.getUrl(),
-        req.getQuery() ?? '',
-        headers,
-        requestIdFrom(headers['x-request-id']),
-        core.hooks,
-      );
-    } catch (error) {
-      options.log?.error({ err: error }, 'request could not be read');
-      if (!gone) res.cork(() => res.writeStatus('500 Internal Server Error').end('', true));
-      return;
-    }
-    core.handle(exchange);
+    const exchange = openExchange(res, req, undefined, core, options);
+    if (exchange) core.handle(exchange);
   });
 
   const listenSocket = await new Promise<uWSTypes.us_listen_socket>((resolve, reject) => {
@@ -285,8 +250,61 @@ export async function startUwsServer(
     () => uWS.us_listen_socket_close(listenSocket),
     () => {
       for (const ws of sockets) ws.close();
+      closeApp(app);
     },
   );
+}
+
+/**
+ * Closes every connection the app still has: the keep-alive connections idle between requests,
+ * which closing the listen socket leaves open. Left open, a request could still reach the
+ * service after its stores closed, and the thread would end with live sockets (Node aborts in
+ * uv_loop_close). Both installed builds have `TemplatedApp.close` (the v20.57 typings declare it;
+ * the v20.30 binary has it although its typings omit it); it runs the abort handler of every
+ * response still open.
+ */
+/**
+ * Reads a request into an exchange, with its abort handler attached before anything that could
+ * throw: uWS aborts the whole process when a handler returns (or throws) without answering and
+ * without an abort handler. A request that cannot be read is answered 500 (undefined returned).
+ * `method`: the one to record instead of the request's (a WebSocket upgrade is a GET).
+ */
+function openExchange(
+  res: UwsResponse,
+  req: uWSTypes.HttpRequest,
+  method: string | undefined,
+  core: HttpCore,
+  options: HttpServerOptions,
+): UwsExchange | undefined {
+  let exchange: UwsExchange | undefined;
+  let gone = false;
+  res.onAborted(() => {
+    gone = true;
+    exchange?.handleAbort();
+  });
+  try {
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => (headers[k] = v));
+    exchange = new UwsExchange(
+      res,
+      method ?? req.getCaseSensitiveMethod().toUpperCase(),
+      req.getUrl(),
+      req.getQuery() ?? '',
+      headers,
+      requestIdFrom(headers['x-request-id']),
+      core.hooks,
+    );
+    return exchange;
+  } catch (error) {
+    options.log?.error({ err: error }, 'request could not be read');
+    if (!gone) res.cork(() => res.writeStatus('500 Internal Server Error').end('', true));
+    return undefined;
+  }
+}
+
+function closeApp(app: uWSTypes.TemplatedApp): void {
+  const closable = app as uWSTypes.TemplatedApp & { close?: () => void };
+  closable.close?.();
 }
 
 function wrapSocket(ws: UwsWebSocket<WsData>): WebSocketConnection {

@@ -156,6 +156,7 @@ export class LmdbTopicLog implements TopicLog {
     partitions: number,
     configs: TopicConfigs = KEEP_EVERYTHING,
   ): Promise<TopicInfo> {
+    this.assertOpen();
     if (this.byName.has(name) || this.creating.has(name)) {
       throw new StreamsError(400, ErrorCodes.topicInvalid, `topic '${name}' already exists`);
     }
@@ -186,6 +187,7 @@ export class LmdbTopicLog implements TopicLog {
   }
 
   async updateTopic(name: string, configs: TopicConfigs): Promise<TopicInfo> {
+    this.assertOpen();
     const current = this.byName.get(name);
     if (!current) throw topicNotFound(name);
     const info: TopicInfo = Object.freeze({ ...current, configs: Object.freeze({ ...configs }) });
@@ -196,6 +198,7 @@ export class LmdbTopicLog implements TopicLog {
   }
 
   async deleteTopic(name: string): Promise<void> {
+    this.assertOpen();
     const info = this.byName.get(name);
     if (!info) throw topicNotFound(name);
     // Gone for every caller at once; its keys are deleted in the background, in steps.
@@ -249,6 +252,7 @@ export class LmdbTopicLog implements TopicLog {
   }
 
   async append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]> {
+    this.assertOpen();
     const states = this.statesOf(topic);
     for (const record of records) {
       const state = states[record.partition];
@@ -394,6 +398,20 @@ export class LmdbTopicLog implements TopicLog {
     this.listeners.clear();
     await this.retention.idle();
     await this.records.flushed;
+  }
+
+  /**
+   * A write once the close began is refused: lmdb-js queues a write on a sub-database even while
+   * its environment closes, and the queued commit then fails outside any caller (an uncaught
+   * "environment is already closed" that ends the thread).
+   */
+  private assertOpen(): void {
+    if (this.closed)
+      throw new StreamsError(
+        503,
+        ErrorCodes.storageRetriable,
+        'the streams log is closed: the service is shutting down',
+      );
   }
 
   private statesOf(topic: TopicInfo): PartitionState[] {

@@ -21,8 +21,10 @@ export interface OffsetRoutes {
     res: HttpResponse,
     offsets: ReadonlyArray<OffsetEntry & { metadata?: string }>,
   ) => void;
-  /** Status of a successful commit: 204 on /streams, 200 (no body) as Confluent documents. */
-  commitStatus: 200 | 204;
+  /** Answers a successful commit: 204 on /streams, Confluent's 200 with `[]`. */
+  answerCommit: (req: HttpRequest, res: HttpResponse) => void;
+  /** Partitions without a committed offset: listed with -1 (/streams) or left out (Confluent). */
+  uncommitted: 'list' | 'omit';
   options: RouteOptions;
 }
 
@@ -37,7 +39,7 @@ export function registerOffsetRoutes(router: Router, p: OffsetRoutes): void {
       if (offsets === undefined) groups.commitPositions(instance);
       else await groups.commitOffsets(instance, offsets);
       await groups.flush();
-      res.send(undefined, p.commitStatus);
+      p.answerCommit(req, res);
     }),
     options,
   );
@@ -46,10 +48,11 @@ export function registerOffsetRoutes(router: Router, p: OffsetRoutes): void {
     handler(async (req, res) => {
       const partitions = parsePartitions(await optionalJson(req, bodyTypes), false);
       const offsets = groups.committedOffsets(instanceOf(req), partitions);
+      const shown = p.uncommitted === 'omit' ? offsets.filter((o) => o.offset >= 0) : offsets;
       p.sendOffsets(
         req,
         res,
-        offsets.map((o) => ({ ...o, metadata: '' })),
+        shown.map((o) => ({ ...o, metadata: '' })),
       );
     }),
     options,

@@ -309,7 +309,8 @@ export function buildRouter(deps: StreamsDeps): Router {
     groups,
     instanceOf,
     sendOffsets: (req, res, offsets) => sendJson(res, negotiate(req.headers.accept, false), { offsets }),
-    commitStatus: 204,
+    answerCommit: (_req, res) => res.send(undefined, 204),
+    uncommitted: 'list',
     options: READ,
   });
 

@@ -9,10 +9,10 @@ import { StreamsError, partitionNotFound, topicNotFound } from '../../errors.js'
 import type { ConsumerInstance } from '../../groups/coordinator.js';
 import type { TopicInfo } from '../../log/types.js';
 import { optionalJson } from '../body.js';
-import { createInstance, tracedFetch } from '../consumers.js';
+import { createInstance } from '../consumers.js';
 import { produceAttributes, traced } from '../tracing.js';
 import { handler } from '../errors.js';
-import { registerOffsetRoutes } from '../offsets.js';
+import { registerInstanceRoutes } from '../instance-routes.js';
 import { appendRecords } from '../produce.js';
 import { renderRecords } from '../render.js';
 import { configMap } from '../topic-configs.js';
@@ -71,6 +71,21 @@ function partitionMeta(partition: number): unknown {
     leader: BROKER_ID,
     replicas: [{ broker: BROKER_ID, leader: true, in_sync: true }],
   };
+}
+
+/**
+ * The topics of a subscribe body. As kafka-rest's KafkaConsumerState.subscribe: neither `topics`
+ * nor `topic_pattern` changes nothing; an empty list goes to Kafka, which unsubscribes (/streams
+ * refuses both).
+ */
+function subscribedTopics(body: unknown): string[] | undefined {
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    const given = Object.entries(body).filter(([, value]) => value !== null && value !== undefined);
+    if (given.length === 0) return undefined;
+    const [field, value] = given[0]!;
+    if (given.length === 1 && field === 'topics' && Array.isArray(value) && value.length === 0) return [];
+  }
+  return parseSubscription(body);
 }
 
 export interface ConfluentRoutes {
@@ -223,53 +238,6 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
     }),
     READ,
   );
-  router.delete(
-    INSTANCE,
-    handler(async (req, res) => {
-      groups.delete(instanceOf(req), true);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
-
-  router.post(
-    `${INSTANCE}/subscription`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      const body = await req.json(KAFKA_BODY_TYPES);
-      const fields = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : undefined;
-      const given = fields
-        ? Object.entries(fields).filter(([, value]) => value !== null && value !== undefined)
-        : undefined;
-      // kafka-rest's KafkaConsumerState.subscribe: neither topics nor topic_pattern changes
-      // nothing; an empty list goes to Kafka, which unsubscribes (/streams refuses both).
-      if (given?.length === 0) return res.send(undefined, 204);
-      const empty =
-        given?.length === 1 &&
-        Array.isArray(given[0]![1]) &&
-        given[0]![0] === 'topics' &&
-        (given[0]![1] as unknown[]).length === 0;
-      groups.subscribe(instance, empty ? [] : parseSubscription(body));
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
-  router.get(
-    `${INSTANCE}/subscription`,
-    handler((req, res) => send(req, res, { topics: instanceOf(req).topics })),
-    READ,
-  );
-  router.delete(
-    `${INSTANCE}/subscription`,
-    handler(async (req, res) => {
-      groups.subscribe(instanceOf(req), []);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
   router.post(
     `${INSTANCE}/assignments`,
     handler(async (req, res) => {
@@ -292,33 +260,27 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
     READ,
   );
 
-  router.get(
-    `${INSTANCE}/records`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      const format = instance.config.format ?? 'json';
-      const type = recordsType(req.headers.accept, format);
-      const records = await tracedFetch(deps, req, instance);
-      if (records === undefined) return;
-      res.header('content-type', type).send(renderRecords(inFormat(records, format)));
-    }),
+  // --- one instance: delete, subscription, records, offsets and positions ------------------
+  registerInstanceRoutes(
+    router,
+    deps,
+    {
+      instancePath: INSTANCE,
+      bodyTypes: KAFKA_BODY_TYPES,
+      send,
+      subscribed: 204,
+      subscription: subscribedTopics,
+      recordsType: (req, instance) => recordsType(req.headers.accept, instance.config.format ?? 'json'),
+      renderRecords: (records, instance) =>
+        renderRecords(inFormat(records, instance.config.format ?? 'json')),
+      // kafka-rest answers a commit with its CommitOffsetsResponse, a JSON list it leaves empty
+      // (resources/v2/ConsumersResource.java commitOffsets, v2/KafkaConsumerState.commitOffsets),
+      // and leaves partitions without a commit out of GET …/offsets (KafkaConsumerState.committed).
+      answerCommit: (req, res) => send(req, res, []),
+      uncommitted: 'omit',
+    },
     READ,
   );
-
-  // --- offsets and positions ----------------------------------------------------------------
-  registerOffsetRoutes(router, {
-    instancePath: INSTANCE,
-    bodyTypes: KAFKA_BODY_TYPES,
-    groups,
-    instanceOf,
-    sendOffsets: (req, res, offsets) => send(req, res, { offsets }),
-    // kafka-rest answers a commit with its CommitOffsetsResponse, a JSON list it leaves empty
-    // (resources/v2/ConsumersResource.java commitOffsets, v2/KafkaConsumerState.commitOffsets),
-    // and leaves partitions without a commit out of GET …/offsets (KafkaConsumerState.committed).
-    answerCommit: (req, res) => send(req, res, []),
-    uncommitted: 'omit',
-    options: READ,
-  });
 
   return {
     produceTo: (topic) => handler((req, res) => produce(req, res, topic, undefined)),

@@ -322,6 +322,30 @@ export function endpointTests(harness: () => Harness): void {
     );
   });
 
+  // The JSON-key marker is only written by the Confluent produce; a /streams producer may name it
+  // with a key that is no JSON, and a json reader still gets valid JSON (the key as a string).
+  test('a /streams record naming the JSON-key marker reads as valid JSON', async () => {
+    const h = harness();
+    await createTopic(h, 'ep-marker');
+    const produced = await h.call('POST', '/streams/topic/ep-marker', {
+      body: {
+        records: [
+          { key: 'not json', value: { a: 1 }, headers: [{ key: 'sluice.key', value: 'json' }] },
+          { key: '[2]', value: { a: 2 }, headers: [{ key: 'sluice.key', value: 'json' }] },
+        ],
+      },
+    });
+    assert.equal(produced.status, 200, produced.text);
+    const path = await createConsumer(h, 'ep-marker', { format: 'json', 'auto.offset.reset': 'earliest' });
+    await h.call('POST', `${path}/subscription`, { body: { topics: ['ep-marker'] }, type: V2 });
+    const read = await fetchCount(h, path, 2, JSON_V2);
+    assert.deepEqual(
+      read.map((r) => r.key),
+      ['not json', [2]],
+    );
+    assert.deepEqual(read[0].headers, [{ key: 'sluice.key', value: 'json' }]);
+  });
+
   // resources/v2/ConsumersResource.java commitOffsets() answers CommitOffsetsResponse.fromOffsets
   // (entities/v2/CommitOffsetsResponse.java, a @JsonValue list), which v2/KafkaConsumerState.java
   // commitOffsets() leaves empty: 200 with `[]`. A committed offset is the given one + 1

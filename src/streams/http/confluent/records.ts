@@ -130,6 +130,20 @@ function lastIs(record: StoredRecord, marker: RecordHeader): boolean {
   return last.key === marker.key && last.value === marker.value;
 }
 
+/**
+ * A key stored with the JSON-key marker. /streams producers do not have the marker refused, so
+ * a key is only taken as JSON when it is JSON: an answer must never become invalid JSON.
+ */
+function jsonKey(record: StoredRecord): string | undefined {
+  if (record.key === null || !lastIs(record, JSON_KEY_MARKER)) return undefined;
+  try {
+    JSON.parse(record.key);
+    return record.key;
+  } catch {
+    return undefined;
+  }
+}
+
 function withoutLast(record: StoredRecord): RecordHeader[] | null {
   const headers = record.headers!.slice(0, -1);
   return headers.length > 0 ? headers : null;
@@ -146,8 +160,9 @@ export function inFormat(records: readonly ConsumedRecord[], format: RecordForma
     if (!records.some(({ record }) => lastIs(record, JSON_KEY_MARKER))) return records;
     return records.map((consumed) => {
       const { topic, record } = consumed;
-      if (!lastIs(record, JSON_KEY_MARKER)) return consumed;
-      return { topic, record: { ...record, headers: withoutLast(record) }, keyJson: record.key! };
+      const keyJson = jsonKey(record);
+      if (keyJson === undefined) return consumed;
+      return { topic, record: { ...record, headers: withoutLast(record) }, keyJson };
     });
   }
   return records.map(({ topic, record }) => {

@@ -223,6 +223,8 @@ export function endpointTests(harness: () => Harness): void {
     assert.equal(bare.status, 200, bare.text);
     assert.equal(bare.headers.get('content-type'), V2);
     assert.deepEqual(Object.keys(bare.body), ['instance_id', 'base_uri']);
+    const nullBody = await h.call('POST', '/consumers/ep-create', { raw: 'null', type: V2 });
+    assert.equal(nullBody.status, 200, nullBody.text);
     const upper = await h.call('POST', '/consumers/ep-create', {
       body: { name: 'up', format: 'JSON' },
       type: V2,

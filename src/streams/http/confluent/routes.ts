@@ -230,7 +230,8 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
   router.post(
     '/consumers/:group',
     handler(async (req, res) => {
-      const body = await optionalJson(req, KAFKA_BODY_TYPES);
+      // A `null` body is no settings (ConsumersResource.createGroup takes its PROTOTYPE).
+      const body = (await optionalJson(req, KAFKA_BODY_TYPES)) ?? undefined;
       const type = answerType(req.headers.accept);
       const creation = parseConsumerConfig(body, settings.fetchTimeoutMaxMs, CONFLUENT_CONSUMERS);
       const created = await createInstance(deps, req, req.params.group ?? '', creation, '');

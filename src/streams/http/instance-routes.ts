@@ -4,10 +4,10 @@
 // and write, a few statuses and how records are rendered. Creating an instance differs more
 // (settings, defaults) and stays with each family.
 
-import type { HttpRequest, HttpResponse, Router, RouteOptions } from '../../core/http/index.js';
+import type { Handler, HttpRequest, HttpResponse, Router, RouteOptions } from '../../core/http/index.js';
 import type { ConsumedRecord, ConsumerInstance } from '../groups/coordinator.js';
 import { tracedFetch } from './consumers.js';
-import { handler } from './errors.js';
+import { handler as streamsHandler } from './errors.js';
 import { registerOffsetRoutes } from './offsets.js';
 import type { StreamsDeps } from './routes.js';
 
@@ -30,6 +30,8 @@ export interface InstanceCodec {
   answerCommit(req: HttpRequest, res: HttpResponse): void;
   /** Partitions without a committed offset in `GET …/offsets`: listed with -1, or left out. */
   readonly uncommitted: 'list' | 'omit';
+  /** The media type of error answers (errors.ts, handler); the core's application/json if absent. */
+  readonly errorType?: string;
 }
 
 export function registerInstanceRoutes(
@@ -39,6 +41,7 @@ export function registerInstanceRoutes(
   options: RouteOptions,
 ): void {
   const { groups } = deps;
+  const handler = (fn: Parameters<typeof streamsHandler>[0]): Handler => streamsHandler(fn, codec.errorType);
   const path = codec.instancePath;
   const instanceOf = (req: HttpRequest): ConsumerInstance =>
     groups.get(req.params.group ?? '', req.params.instance ?? '');
@@ -102,5 +105,6 @@ export function registerInstanceRoutes(
     answerCommit: (req, res) => codec.answerCommit(req, res),
     uncommitted: codec.uncommitted,
     options,
+    errorType: codec.errorType,
   });
 }

@@ -3,10 +3,10 @@
 // paths: the same calls on the group coordinator, with each path's accepted body types and its
 // way of answering.
 
-import type { HttpRequest, HttpResponse, Router, RouteOptions } from '../../core/http/index.js';
+import type { Handler, HttpRequest, HttpResponse, Router, RouteOptions } from '../../core/http/index.js';
 import type { ConsumerGroups, ConsumerInstance, OffsetEntry } from '../groups/coordinator.js';
 import { optionalJson } from './body.js';
-import { handler } from './errors.js';
+import { handler as streamsHandler } from './errors.js';
 import { parseOffsets, parsePartitions } from './validate.js';
 
 export interface OffsetRoutes {
@@ -26,10 +26,13 @@ export interface OffsetRoutes {
   /** Partitions without a committed offset: listed with -1 (/streams) or left out (Confluent). */
   uncommitted: 'list' | 'omit';
   options: RouteOptions;
+  /** The media type of error answers (errors.ts, handler). */
+  errorType?: string | undefined;
 }
 
 export function registerOffsetRoutes(router: Router, p: OffsetRoutes): void {
   const { groups, instanceOf, bodyTypes, options } = p;
+  const handler = (fn: Parameters<typeof streamsHandler>[0]): Handler => streamsHandler(fn, p.errorType);
   router.post(
     `${p.instancePath}/offsets`,
     handler(async (req, res) => {

@@ -11,7 +11,7 @@ import type { TopicInfo } from '../../log/types.js';
 import { optionalJson } from '../body.js';
 import { createInstance } from '../consumers.js';
 import { produceAttributes, traced } from '../tracing.js';
-import { handler } from '../errors.js';
+import { handler as streamsHandler } from '../errors.js';
 import { registerInstanceRoutes } from '../instance-routes.js';
 import { appendRecords } from '../produce.js';
 import { renderRecords } from '../render.js';
@@ -25,8 +25,11 @@ import {
   type ConsumerDialect,
   type ProduceDialect,
 } from '../validate.js';
-import { KAFKA_BODY_TYPES, answerType, produceFormat, recordsType } from './media.js';
+import { KAFKA_BODY_TYPES, KAFKA_V2, answerType, produceFormat, recordsType } from './media.js';
 import { CONSTRAINT_CODE, inFormat, toStoredShape } from './records.js';
+
+// Errors answer in the v2 type, as rest-utils' exception mappers write them.
+const handler = (fn: Parameters<typeof streamsHandler>[0]): Handler => streamsHandler(fn, KAFKA_V2);
 
 const READ: RouteOptions = { scope: 'streams:read' };
 const WRITE: RouteOptions = { scope: 'streams:write' };
@@ -279,6 +282,7 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
       // and leaves partitions without a commit out of GET …/offsets (KafkaConsumerState.committed).
       answerCommit: (req, res) => send(req, res, []),
       uncommitted: 'omit',
+      errorType: KAFKA_V2,
     },
     READ,
   );

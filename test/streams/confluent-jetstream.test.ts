@@ -1,4 +1,4 @@
-// The Confluent REST Proxy v2 suite on the JetStream backend (one nats-server, R1): the same
+// The Confluent REST Proxy v2 suite on the JetStream backend (a 3-node cluster, R3): the same
 // requests and answers as on LMDB.
 
 import { describe } from 'node:test';
@@ -8,12 +8,12 @@ import { startHarness } from './harness.js';
 
 if (natsAvailable) {
   confluentSuite('jetstream', async () => {
-    const cluster = await startNatsCluster(1);
+    const cluster = await startNatsCluster(3);
     try {
       const h = await startHarness({
         STREAMS_BACKEND: 'jetstream',
         STREAMS_NATS_SERVERS: cluster.urls.join(','),
-        STREAMS_REPLICAS: '1',
+        STREAMS_REPLICAS: '3',
       });
       const close = h.close.bind(h);
       h.close = async () => {

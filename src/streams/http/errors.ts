@@ -29,14 +29,31 @@ export function toHttpError(error: StreamsError): HttpError {
   return new HttpError(error.status, String(error.errorCode), error.message);
 }
 
-/** Lets handlers throw StreamsError; the core only turns HttpError into a 4xx. */
-export function handler(fn: (req: HttpRequest, res: HttpResponse) => Promise<void> | void): Handler {
+/**
+ * Lets handlers throw StreamsError; the core only turns HttpError into a 4xx (as application/json).
+ * With `errorType`, a 4xx a handler throws is answered here in that media type instead: the
+ * Confluent paths answer errors in their own type, as rest-utils' mappers do. Other failures
+ * (a 5xx, a full disk) still go to the core, which logs them.
+ */
+export function handler(
+  fn: (req: HttpRequest, res: HttpResponse) => Promise<void> | void,
+  errorType?: string,
+): Handler {
   return async (req, res) => {
     try {
       await fn(req, res);
     } catch (error) {
-      if (error instanceof StreamsError) throw toHttpError(error);
-      throw error;
+      const http = error instanceof StreamsError ? toHttpError(error) : error;
+      if (errorType === undefined || !(http instanceof HttpError) || http.status >= 500 || res.sent)
+        throw http;
+      if (http.headers) for (const [name, value] of Object.entries(http.headers)) res.header(name, value);
+      const body = streamsErrorBody({
+        status: http.status,
+        code: http.code,
+        message: http.message,
+        requestId: '',
+      });
+      res.header('content-type', errorType).json(body, http.status);
     }
   };
 }

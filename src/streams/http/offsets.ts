@@ -3,10 +3,10 @@
 // paths: the same calls on the group coordinator, with each path's accepted body types and its
 // way of answering.
 
-import type { HttpRequest, HttpResponse, Router, RouteOptions } from '../../core/http/index.js';
+import type { Handler, HttpRequest, HttpResponse, Router, RouteOptions } from '../../core/http/index.js';
 import type { ConsumerGroups, ConsumerInstance, OffsetEntry } from '../groups/coordinator.js';
 import { optionalJson } from './body.js';
-import { handler } from './errors.js';
+import { handler as streamsHandler } from './errors.js';
 import { parseOffsets, parsePartitions } from './validate.js';
 
 export interface OffsetRoutes {
@@ -21,13 +21,18 @@ export interface OffsetRoutes {
     res: HttpResponse,
     offsets: ReadonlyArray<OffsetEntry & { metadata?: string }>,
   ) => void;
-  /** Status of a successful commit: 204 on /streams, 200 (no body) as Confluent documents. */
-  commitStatus: 200 | 204;
+  /** Answers a successful commit: 204 on /streams, Confluent's 200 with `[]`. */
+  answerCommit: (req: HttpRequest, res: HttpResponse) => void;
+  /** Partitions without a committed offset: listed with -1 (/streams) or left out (Confluent). */
+  uncommitted: 'list' | 'omit';
   options: RouteOptions;
+  /** The media type of error answers (errors.ts, handler). */
+  errorType?: string | undefined;
 }
 
 export function registerOffsetRoutes(router: Router, p: OffsetRoutes): void {
   const { groups, instanceOf, bodyTypes, options } = p;
+  const handler = (fn: Parameters<typeof streamsHandler>[0]): Handler => streamsHandler(fn, p.errorType);
   router.post(
     `${p.instancePath}/offsets`,
     handler(async (req, res) => {
@@ -37,7 +42,7 @@ export function registerOffsetRoutes(router: Router, p: OffsetRoutes): void {
       if (offsets === undefined) groups.commitPositions(instance);
       else await groups.commitOffsets(instance, offsets);
       await groups.flush();
-      res.send(undefined, p.commitStatus);
+      p.answerCommit(req, res);
     }),
     options,
   );
@@ -46,10 +51,11 @@ export function registerOffsetRoutes(router: Router, p: OffsetRoutes): void {
     handler(async (req, res) => {
       const partitions = parsePartitions(await optionalJson(req, bodyTypes), false);
       const offsets = groups.committedOffsets(instanceOf(req), partitions);
+      const shown = p.uncommitted === 'omit' ? offsets.filter((o) => o.offset >= 0) : offsets;
       p.sendOffsets(
         req,
         res,
-        offsets.map((o) => ({ ...o, metadata: '' })),
+        shown.map((o) => ({ ...o, metadata: '' })),
       );
     }),
     options,

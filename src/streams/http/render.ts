@@ -4,20 +4,23 @@
 
 import type { ConsumedRecord } from '../groups/coordinator.js';
 
+/** A record to render; `keyJson` is a key to write as this JSON text instead of a string. */
+export type RenderRecord = ConsumedRecord & { readonly keyJson?: string };
+
 /** `[record, …]` as UTF-8 bytes, optionally wrapped as `<before>[…]<after>`. */
-export function renderRecords(records: readonly ConsumedRecord[], before = '', after = ''): Buffer {
+export function renderRecords(records: readonly RenderRecord[], before = '', after = ''): Buffer {
   const heads = new Array<string>(records.length);
   const tails = new Array<string>(records.length);
   let size = Buffer.byteLength(before) + Buffer.byteLength(after) + 2 + Math.max(0, records.length - 1);
   let lastTopic: string | undefined;
   let topicJson = '';
   for (let i = 0; i < records.length; i++) {
-    const { topic, record } = records[i]!;
+    const { topic, record, keyJson } = records[i]!;
     if (topic !== lastTopic) {
       lastTopic = topic;
       topicJson = JSON.stringify(topic);
     }
-    const key = record.key === null ? 'null' : JSON.stringify(record.key);
+    const key = keyJson ?? (record.key === null ? 'null' : JSON.stringify(record.key));
     const headers = record.headers ? `,"headers":${JSON.stringify(record.headers)}` : '';
     heads[i] = `{"topic":${topicJson},"key":${key},"value":`;
     tails[i] =

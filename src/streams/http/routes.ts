@@ -2,21 +2,21 @@
 // Produce and topic creation need `streams:write`; everything else (reading topics, consumer
 // instances, fetching, commits) needs `streams:read`.
 
-import { Router, type HttpRequest, type HttpResponse, type RouteOptions } from '../../core/http/index.js';
+import { Router, type HttpResponse, type RouteOptions } from '../../core/http/index.js';
 import type { Tracing } from '../../core/tracing/index.js';
 import { ErrorCodes, StreamsError, topicNotFound, unprocessable } from '../errors.js';
-import type { ConsumerGroups, ConsumerInstance } from '../groups/coordinator.js';
+import type { ConsumerGroups } from '../groups/coordinator.js';
 import type { Partitioner } from '../log/partitioner.js';
 import type { TopicInfo, TopicLog } from '../log/types.js';
 import type { StreamsSettings } from '../settings.js';
 import { optionalJson } from './body.js';
 import { handler } from './errors.js';
-import { createInstance, tracedFetch } from './consumers.js';
+import { createInstance } from './consumers.js';
 import { BODY_TYPES, PLAIN_JSON, STREAMS_JSON, negotiate } from './media.js';
 import { registerConfluentRoutes } from './confluent/routes.js';
 import { isKafkaRecordsBody } from './confluent/media.js';
 import { appendRecords } from './produce.js';
-import { registerOffsetRoutes } from './offsets.js';
+import { registerInstanceRoutes } from './instance-routes.js';
 import { pushHandlers } from './push.js';
 import { registerGroupViews } from './groups-view.js';
 import { renderRecords } from './render.js';
@@ -53,9 +53,6 @@ export function buildRouter(deps: StreamsDeps): Router {
   const sendJson = (res: HttpResponse, type: string, body: unknown): void => {
     res.header('content-type', type).json(body);
   };
-
-  const instanceOf = (req: HttpRequest): ConsumerInstance =>
-    groups.get(req.params.group ?? '', req.params.instance ?? '');
 
   // --- topics -------------------------------------------------------------------------------
   const createTopic = handler(async (req, res) => {
@@ -250,68 +247,24 @@ export function buildRouter(deps: StreamsDeps): Router {
     READ,
   );
 
-  router.delete(
-    INSTANCE,
-    handler(async (req, res) => {
-      groups.delete(instanceOf(req), true);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
-
-  // --- subscription -------------------------------------------------------------------------
-  router.post(
-    `${INSTANCE}/subscription`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      const topics = parseSubscription(await req.json(BODY_TYPES));
-      groups.subscribe(instance, topics);
-      await groups.flush();
+  // --- one instance: delete, subscription, records, offsets and positions ------------------
+  registerInstanceRoutes(
+    router,
+    deps,
+    {
+      instancePath: INSTANCE,
+      bodyTypes: BODY_TYPES,
+      send: (req, res, body) => sendJson(res, negotiate(req.headers.accept, false), body),
       // The spec says 200 with an empty body (Confluent answers 204).
-      res.send(undefined, 200);
-    }),
+      subscribed: 200,
+      subscription: parseSubscription,
+      recordsType: (req) => negotiate(req.headers.accept, true),
+      renderRecords: (records) => renderRecords(records),
+      answerCommit: (_req, res) => res.send(undefined, 204),
+      uncommitted: 'list',
+    },
     READ,
   );
-  router.get(
-    `${INSTANCE}/subscription`,
-    handler((req, res) => {
-      sendJson(res, negotiate(req.headers.accept, false), { topics: instanceOf(req).topics });
-    }),
-    READ,
-  );
-  router.delete(
-    `${INSTANCE}/subscription`,
-    handler(async (req, res) => {
-      groups.subscribe(instanceOf(req), []);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
-
-  // --- records ------------------------------------------------------------------------------
-  router.get(
-    `${INSTANCE}/records`,
-    handler(async (req, res) => {
-      const type = negotiate(req.headers.accept, true);
-      const records = await tracedFetch(deps, req, instanceOf(req));
-      if (records === undefined) return;
-      res.header('content-type', type).send(renderRecords(records));
-    }),
-    READ,
-  );
-
-  // --- offsets and positions ----------------------------------------------------------------
-  registerOffsetRoutes(router, {
-    instancePath: INSTANCE,
-    bodyTypes: BODY_TYPES,
-    groups,
-    instanceOf,
-    sendOffsets: (req, res, offsets) => sendJson(res, negotiate(req.headers.accept, false), { offsets }),
-    commitStatus: 204,
-    options: READ,
-  });
 
   // --- consumer group views (console, operators) ---------------------------------------------
   registerGroupViews(router, { groups, log }, READ);

@@ -83,11 +83,20 @@ const SCHEMA_FIELDS = new Set(['key_schema', 'value_schema', 'key_schema_id', 'v
 export interface ProduceDialect {
   /** `object`: a value must be a JSON object (/streams); `any`: any JSON, absent = null (Confluent). */
   readonly values: 'object' | 'any';
-  /** Confluent clients send `key_schema: null` and friends; only a non-null schema is refused. */
-  readonly nullSchemaFields: boolean;
+  /**
+   * `refuse`: a schema field is an error (/streams); `ignore`: Confluent's json and binary
+   * formats read and drop them (kafka-rest AbstractProduceAction.produceWithoutSchema).
+   */
+  readonly schemaFields: 'refuse' | 'ignore';
+  /** error_code of a refused body: 42203 on /streams, 422 (rest-utils' constraint mapper) on Confluent. */
+  readonly errorCode: number;
 }
 
-const STREAMS_PRODUCE: ProduceDialect = { values: 'object', nullSchemaFields: false };
+const STREAMS_PRODUCE: ProduceDialect = {
+  values: 'object',
+  schemaFields: 'refuse',
+  errorCode: ErrorCodes.invalidRecord,
+};
 
 export function parseProduce(
   body: unknown,
@@ -96,10 +105,10 @@ export function parseProduce(
   now: number,
   dialect: ProduceDialect = STREAMS_PRODUCE,
 ): ProduceRecord[] {
-  const bad = (message: string): StreamsError => unprocessable(message, ErrorCodes.invalidRecord);
+  const bad = (message: string): StreamsError => unprocessable(message, dialect.errorCode);
   if (!isObject(body)) throw bad('body must be a JSON object like {"records":[{"key":"k","value":{...}}]}');
   for (const field of Object.keys(body)) {
-    if (SCHEMA_FIELDS.has(field) && dialect.nullSchemaFields && body[field] === null) continue;
+    if (SCHEMA_FIELDS.has(field) && dialect.schemaFields === 'ignore') continue;
     if (SCHEMA_FIELDS.has(field))
       throw bad(`'${field}' is not supported: records are JSON, no schema registry is used`);
     if (field !== 'records') throw bad(`unknown field '${field}'; the body is {"records":[...]}`);
@@ -193,18 +202,27 @@ function parseHeaders(raw: unknown, i: number, bad: (m: string) => StreamsError)
 
 export type RecordFormat = 'json' | 'binary';
 
-/** Which `format` values a path takes and what it means when absent. */
-export interface ConsumerFormats {
+/** How a path reads consumer settings: which `format` values it takes, and its error numbers. */
+export interface ConsumerDialect {
   readonly accepted: readonly RecordFormat[];
   readonly fallback: RecordFormat;
   /** Said in the refusal of a format the path does not take. */
   readonly hint: string;
+  /** Format names in any case (Confluent upper-cases them: CreateConsumerInstanceRequest). */
+  readonly anyCase: boolean;
+  /** error_code of an unknown setting or `format` (Confluent: 422, rest-utils' constraint mapper). */
+  readonly shapeCode: number;
+  /** error_code of a `fetch.min.bytes` out of range (Confluent: 40001, Errors.java). */
+  readonly minBytesCode: number;
 }
 
-export const STREAMS_FORMATS: ConsumerFormats = {
+export const STREAMS_FORMATS: ConsumerDialect = {
   accepted: ['json'],
   fallback: 'json',
   hint: 'records on /streams are JSON; format binary is served on the Confluent paths (/consumers/<group>)',
+  anyCase: false,
+  shapeCode: ErrorCodes.invalidConsumerConfig,
+  minBytesCode: ErrorCodes.invalidConsumerConfig,
 };
 
 /** Confluent's embedded formats that need a schema registry (which Sluice does not have). */
@@ -229,9 +247,10 @@ const CONSUMER_FIELDS = [
 export function parseConsumerConfig(
   body: unknown,
   maxTimeoutMs: number,
-  formats: ConsumerFormats = STREAMS_FORMATS,
+  formats: ConsumerDialect = STREAMS_FORMATS,
 ): ConsumerCreation {
   const bad = (message: string): StreamsError => unprocessable(message, ErrorCodes.invalidConsumerConfig);
+  const badShape = (message: string): StreamsError => unprocessable(message, formats.shapeCode);
   if (body === undefined) {
     return {
       config: {
@@ -243,10 +262,10 @@ export function parseConsumerConfig(
       name: undefined,
     };
   }
-  if (!isObject(body)) throw bad('body must be a JSON object such as {"auto.offset.reset":"earliest"}');
+  if (!isObject(body)) throw badShape('body must be a JSON object such as {"auto.offset.reset":"earliest"}');
   for (const field of Object.keys(body)) {
     if (!CONSUMER_FIELDS.includes(field))
-      throw bad(`unknown consumer setting '${field}'; accepted: ${CONSUMER_FIELDS.join(', ')}`);
+      throw badShape(`unknown consumer setting '${field}'; accepted: ${CONSUMER_FIELDS.join(', ')}`);
   }
   const name = parseInstanceName(body.name, body.id, bad);
   let offsetReset: OffsetReset = 'latest';
@@ -265,14 +284,17 @@ export function parseConsumerConfig(
     else if (commit === false || commit === 'false') autoCommit = false;
     else throw bad(`auto.commit.enable must be true or false, got ${JSON.stringify(commit)}`);
   }
-  const format = parseFormat(body.format, formats, bad);
+  const format = parseFormat(body.format, formats, bad, badShape);
   // Accepted for Confluent clients that always send it. A fetch answers as soon as one record is
   // readable (docs/streams.md, long poll), so there is nothing for it to change.
   const minBytes = body['fetch.min.bytes'];
   if (minBytes !== undefined) {
     const n = typeof minBytes === 'string' && /^-?\d+$/.test(minBytes) ? Number(minBytes) : minBytes;
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < -1)
-      throw bad(`fetch.min.bytes must be an integer from -1 up, got ${JSON.stringify(minBytes)}`);
+      throw unprocessable(
+        `fetch.min.bytes must be an integer from -1 up, got ${JSON.stringify(minBytes)}`,
+        formats.minBytesCode,
+      );
   }
   let requestTimeoutMs: number | undefined;
   const timeout = body['consumer.request.timeout.ms'];
@@ -297,16 +319,24 @@ function parseInstanceName(name: unknown, id: unknown, bad: (m: string) => Strea
   return checkName('consumer instance', chosen, ErrorCodes.invalidConsumerConfig);
 }
 
-function parseFormat(raw: unknown, formats: ConsumerFormats, bad: (m: string) => StreamsError): RecordFormat {
+function parseFormat(
+  raw: unknown,
+  formats: ConsumerDialect,
+  bad: (m: string) => StreamsError,
+  badShape: (m: string) => StreamsError,
+): RecordFormat {
   if (raw === undefined || raw === null) return formats.fallback;
-  if (typeof raw === 'string' && (formats.accepted as readonly string[]).includes(raw))
-    return raw as RecordFormat;
-  if (typeof raw === 'string' && (SCHEMA_FORMATS as readonly string[]).includes(raw)) {
+  const name = typeof raw === 'string' && formats.anyCase ? raw.toLowerCase() : raw;
+  if (typeof name === 'string' && (formats.accepted as readonly string[]).includes(name))
+    return name as RecordFormat;
+  if (typeof name === 'string' && (SCHEMA_FORMATS as readonly string[]).includes(name)) {
     throw bad(
-      `format ${raw} is not supported: it needs a schema registry, which Sluice does not have; use ${formats.accepted.join(' or ')}`,
+      `format ${name} is not supported: it needs a schema registry, which Sluice does not have; use ${formats.accepted.join(' or ')}`,
     );
   }
-  throw bad(`format must be ${formats.accepted.join(' or ')} (${formats.hint}), got ${JSON.stringify(raw)}`);
+  throw badShape(
+    `format must be ${formats.accepted.join(' or ')} (${formats.hint}), got ${JSON.stringify(raw)}`,
+  );
 }
 
 export function parseSubscription(body: unknown): string[] {

@@ -85,10 +85,19 @@ function ranges(accept: string): Range[] {
 const GENERIC = new Set([KAFKA_V2, KAFKA_ANY_VERSION, PLAIN_JSON, '*/*', 'application/*']);
 
 /**
- * The type of an answer without embedded records. No Accept means anything (RFC 9110). When
- * `required`, an Accept that admits no JSON type is 406 / 40601, as on /streams.
+ * An Accept that admits no type the resource produces: Jersey's NotAcceptableException, which
+ * rest-utils' WebApplicationExceptionMapper answers with the HTTP status as error_code (406).
+ * 40601 is kept for a consumer's embedded-format mismatch (kafka-rest Errors.java).
  */
-export function answerType(accept: string | undefined, required: boolean): string {
+function notAcceptable(accept: string, wanted: string): StreamsError {
+  return new StreamsError(406, 406, `HTTP 406 Not Acceptable: Accept must allow ${wanted} (got ${accept})`);
+}
+
+/**
+ * The type of an answer without embedded records. No Accept means anything (RFC 9110); an
+ * Accept that admits no JSON type is 406 / 406.
+ */
+export function answerType(accept: string | undefined): string {
   if (accept === undefined || accept.trim() === '') return KAFKA_V2;
   let plain = false;
   for (const { media } of ranges(accept)) {
@@ -97,15 +106,15 @@ export function answerType(accept: string | undefined, required: boolean): strin
       return KAFKA_V2;
   }
   if (plain) return PLAIN_JSON;
-  if (!required) return KAFKA_V2;
-  throw new StreamsError(406, ErrorCodes.notAcceptable, `Accept must allow ${KAFKA_V2} (got ${accept})`);
+  throw notAcceptable(accept, KAFKA_V2);
 }
 
 /**
  * The type of a records answer for an instance of `format`. Its own embedded type, a generic
  * JSON type or no Accept all get the instance's format (Confluent answers a generic Accept with
  * binary and fails a json instance; answering in the instance's format is the useful reading).
- * Asking only for another embedded format is Confluent's 406 / 40601.
+ * Asking only for another embedded format is Confluent's 406 / 40601 (the consumer's format
+ * mismatch); asking for nothing JSON at all is 406 / 406 (no resource method produces it).
  */
 export function recordsType(accept: string | undefined, format: RecordFormat): string {
   const own = FORMAT_TYPES[format];
@@ -120,9 +129,12 @@ export function recordsType(accept: string | undefined, format: RecordFormat): s
       `the ${schema} embedded format is not supported (it needs a schema registry, which Sluice does not have); this consumer instance reads ${format}: Accept ${own}`,
     );
   }
-  throw new StreamsError(
-    406,
-    ErrorCodes.notAcceptable,
-    `the requested embedded format does not match this consumer instance's format (${format}): Accept ${own} (got ${accept})`,
-  );
+  if (asked.some((r) => r.media.startsWith('application/vnd.kafka.'))) {
+    throw new StreamsError(
+      406,
+      ErrorCodes.notAcceptable,
+      `the requested embedded format does not match this consumer instance's format (${format}): Accept ${own} (got ${accept})`,
+    );
+  }
+  throw notAcceptable(accept, own);
 }

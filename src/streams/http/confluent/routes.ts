@@ -5,14 +5,14 @@
 // docs/streams.md, "Coming from Confluent REST Proxy", lists every difference.
 
 import type { Handler, HttpRequest, HttpResponse, Router, RouteOptions } from '../../../core/http/index.js';
-import { ErrorCodes, StreamsError, partitionNotFound, topicNotFound } from '../../errors.js';
+import { StreamsError, partitionNotFound, topicNotFound } from '../../errors.js';
 import type { ConsumerInstance } from '../../groups/coordinator.js';
 import type { TopicInfo } from '../../log/types.js';
 import { optionalJson } from '../body.js';
-import { createInstance, tracedFetch } from '../consumers.js';
+import { createInstance } from '../consumers.js';
 import { produceAttributes, traced } from '../tracing.js';
-import { handler } from '../errors.js';
-import { registerOffsetRoutes } from '../offsets.js';
+import { handler as streamsHandler } from '../errors.js';
+import { registerInstanceRoutes } from '../instance-routes.js';
 import { appendRecords } from '../produce.js';
 import { renderRecords } from '../render.js';
 import { configMap } from '../topic-configs.js';
@@ -22,21 +22,47 @@ import {
   parsePartitions,
   parseProduce,
   parseSubscription,
-  type ConsumerFormats,
+  type ConsumerDialect,
+  type ProduceDialect,
 } from '../validate.js';
-import { KAFKA_BODY_TYPES, answerType, produceFormat, recordsType } from './media.js';
-import { inFormat, toStoredShape } from './records.js';
+import { KAFKA_BODY_TYPES, KAFKA_V2, answerType, produceFormat, recordsType } from './media.js';
+import { CONSTRAINT_CODE, inFormat, toStoredShape } from './records.js';
+
+// Errors answer in the v2 type, as rest-utils' exception mappers write them.
+const handler = (fn: Parameters<typeof streamsHandler>[0]): Handler => streamsHandler(fn, KAFKA_V2);
 
 const READ: RouteOptions = { scope: 'streams:read' };
 const WRITE: RouteOptions = { scope: 'streams:write' };
 const INSTANCE = '/consumers/:group/instances/:instance';
 
-/** Confluent's default format is binary; its schema formats are refused in validate.ts. */
-const CONFLUENT_FORMATS: ConsumerFormats = {
+/**
+ * Confluent's default format is binary, named in any case; an unknown one is 422 / 422 and a
+ * `fetch.min.bytes` below -1 is 422 / 40001 (kafka-rest entities/v2/CreateConsumerInstanceRequest.java).
+ * Its schema formats are refused in validate.ts.
+ */
+const CONFLUENT_CONSUMERS: ConsumerDialect = {
   accepted: ['binary', 'json'],
   fallback: 'binary',
   hint: 'the embedded formats Sluice serves',
+  anyCase: true,
+  shapeCode: CONSTRAINT_CODE,
+  minBytesCode: 40001,
 };
+
+/**
+ * Values are any JSON; the schema fields are read and dropped, as kafka-rest does for the json
+ * and binary formats (resources/v2/AbstractProduceAction.java); a refused body is 422 / 422
+ * (entities/v2/ProduceRequest.java's @NotEmpty records through rest-utils'
+ * ConstraintViolationExceptionMapper).
+ */
+const CONFLUENT_PRODUCE: ProduceDialect = {
+  values: 'any',
+  schemaFields: 'ignore',
+  errorCode: CONSTRAINT_CODE,
+};
+
+/** Java's int, which JAX-RS converts the {partition} path segment to. */
+const PATH_INT = /^[-+]?\d{1,10}$/;
 
 // Sluice has no brokers; the metadata answers describe one, so clients that read leaders and
 // replicas find a consistent single-broker cluster.
@@ -50,6 +76,21 @@ function partitionMeta(partition: number): unknown {
   };
 }
 
+/**
+ * The topics of a subscribe body. As kafka-rest's KafkaConsumerState.subscribe: neither `topics`
+ * nor `topic_pattern` changes nothing; an empty list goes to Kafka, which unsubscribes (/streams
+ * refuses both).
+ */
+function subscribedTopics(body: unknown): string[] | undefined {
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    const given = Object.entries(body).filter(([, value]) => value !== null && value !== undefined);
+    if (given.length === 0) return undefined;
+    const [field, value] = given[0]!;
+    if (given.length === 1 && field === 'topics' && Array.isArray(value) && value.length === 0) return [];
+  }
+  return parseSubscription(body);
+}
+
 export interface ConfluentRoutes {
   /** Produce to a fixed topic: `POST /topics/topic` is also the topic-creation path. */
   produceTo(topic: string): Handler;
@@ -58,8 +99,8 @@ export interface ConfluentRoutes {
 export function registerConfluentRoutes(router: Router, deps: StreamsDeps): ConfluentRoutes {
   const { log, groups, settings } = deps;
 
-  const send = (req: HttpRequest, res: HttpResponse, body: unknown, required = false): void => {
-    res.header('content-type', answerType(req.headers.accept, required)).json(body);
+  const send = (req: HttpRequest, res: HttpResponse, body: unknown): void => {
+    res.header('content-type', answerType(req.headers.accept)).json(body);
   };
   const topicOf = (name: string): TopicInfo => {
     const topic = log.topic(name);
@@ -67,15 +108,19 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
     return topic;
   };
   const partitionOf = (topic: TopicInfo, raw: string): number => {
-    if (!/^\d{1,9}$/.test(raw)) {
+    // A segment that is no int does not match the resource (JAX-RS answers 404, and rest-utils'
+    // WebApplicationExceptionMapper puts the status in error_code); an int that names no
+    // partition is Errors.partitionNotFoundException (40402).
+    const partition = Number(raw);
+    if (!PATH_INT.test(raw) || partition < -(2 ** 31) || partition >= 2 ** 31) {
       throw new StreamsError(
         404,
-        ErrorCodes.partitionNotFound,
-        `partition ${JSON.stringify(raw)} of topic '${topic.name}' not found (the topic has partitions 0..${topic.partitions - 1})`,
+        404,
+        `HTTP 404 Not Found: partition ${JSON.stringify(raw)} is not an integer (topic '${topic.name}' has partitions 0..${topic.partitions - 1})`,
       );
     }
-    const partition = Number(raw);
-    if (partition >= topic.partitions) throw partitionNotFound(topic.name, partition, topic.partitions);
+    if (partition < 0 || partition >= topic.partitions)
+      throw partitionNotFound(topic.name, partition, topic.partitions);
     return partition;
   };
   const instanceOf = (req: HttpRequest): ConsumerInstance =>
@@ -149,7 +194,7 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
     rawPartition: string | undefined,
   ): Promise<void> => {
     const format = produceFormat(req.headers['content-type']);
-    const type = answerType(req.headers.accept, false);
+    const type = answerType(req.headers.accept);
     const { partitions, offsets } = await traced(
       deps.tracing,
       req,
@@ -160,10 +205,7 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
         const topic = topicOf(name);
         const partition = rawPartition === undefined ? undefined : partitionOf(topic, rawPartition);
         const shape = toStoredShape(body, format, topic, partition);
-        const parsed = parseProduce(shape, topic, settings, Date.now(), {
-          values: 'any',
-          nullSchemaFields: true,
-        });
+        const parsed = parseProduce(shape, topic, settings, Date.now(), CONFLUENT_PRODUCE);
         const stored = await appendRecords(log, deps.partitioner, topic, parsed);
         span?.setAttributes(produceAttributes(parsed, stored.partitions));
         return stored;
@@ -191,53 +233,12 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
   router.post(
     '/consumers/:group',
     handler(async (req, res) => {
-      const body = await optionalJson(req, KAFKA_BODY_TYPES);
-      const type = answerType(req.headers.accept, true);
-      const creation = parseConsumerConfig(body, settings.fetchTimeoutMaxMs, CONFLUENT_FORMATS);
+      // A `null` body is no settings (ConsumersResource.createGroup takes its PROTOTYPE).
+      const body = (await optionalJson(req, KAFKA_BODY_TYPES)) ?? undefined;
+      const type = answerType(req.headers.accept);
+      const creation = parseConsumerConfig(body, settings.fetchTimeoutMaxMs, CONFLUENT_CONSUMERS);
       const created = await createInstance(deps, req, req.params.group ?? '', creation, '');
       res.header('content-type', type).json(created);
-    }),
-    READ,
-  );
-  router.delete(
-    INSTANCE,
-    handler(async (req, res) => {
-      groups.delete(instanceOf(req), true);
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
-
-  router.post(
-    `${INSTANCE}/subscription`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      const body = await req.json(KAFKA_BODY_TYPES);
-      // Confluent hands an empty list to Kafka, which unsubscribes; /streams refuses it.
-      const empty =
-        typeof body === 'object' &&
-        body !== null &&
-        Object.keys(body).length === 1 &&
-        Array.isArray((body as { topics?: unknown }).topics) &&
-        (body as { topics: unknown[] }).topics.length === 0;
-      groups.subscribe(instance, empty ? [] : parseSubscription(body));
-      await groups.flush();
-      res.send(undefined, 204);
-    }),
-    READ,
-  );
-  router.get(
-    `${INSTANCE}/subscription`,
-    handler((req, res) => send(req, res, { topics: instanceOf(req).topics })),
-    READ,
-  );
-  router.delete(
-    `${INSTANCE}/subscription`,
-    handler(async (req, res) => {
-      groups.subscribe(instanceOf(req), []);
-      await groups.flush();
-      res.send(undefined, 204);
     }),
     READ,
   );
@@ -263,30 +264,28 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
     READ,
   );
 
-  router.get(
-    `${INSTANCE}/records`,
-    handler(async (req, res) => {
-      const instance = instanceOf(req);
-      const format = instance.config.format ?? 'json';
-      const type = recordsType(req.headers.accept, format);
-      const records = await tracedFetch(deps, req, instance);
-      if (records === undefined) return;
-      res.header('content-type', type).send(renderRecords(inFormat(records, format)));
-    }),
+  // --- one instance: delete, subscription, records, offsets and positions ------------------
+  registerInstanceRoutes(
+    router,
+    deps,
+    {
+      instancePath: INSTANCE,
+      bodyTypes: KAFKA_BODY_TYPES,
+      send,
+      subscribed: 204,
+      subscription: subscribedTopics,
+      recordsType: (req, instance) => recordsType(req.headers.accept, instance.config.format ?? 'json'),
+      renderRecords: (records, instance) =>
+        renderRecords(inFormat(records, instance.config.format ?? 'json')),
+      // kafka-rest answers a commit with its CommitOffsetsResponse, a JSON list it leaves empty
+      // (resources/v2/ConsumersResource.java commitOffsets, v2/KafkaConsumerState.commitOffsets),
+      // and leaves partitions without a commit out of GET …/offsets (KafkaConsumerState.committed).
+      answerCommit: (req, res) => send(req, res, []),
+      uncommitted: 'omit',
+      errorType: KAFKA_V2,
+    },
     READ,
   );
-
-  // --- offsets and positions ----------------------------------------------------------------
-  registerOffsetRoutes(router, {
-    instancePath: INSTANCE,
-    bodyTypes: KAFKA_BODY_TYPES,
-    groups,
-    instanceOf,
-    sendOffsets: (req, res, offsets) => send(req, res, { offsets }),
-    // Confluent documents 200 with no body for a commit.
-    commitStatus: 200,
-    options: READ,
-  });
 
   return {
     produceTo: (topic) => handler((req, res) => produce(req, res, topic, undefined)),

@@ -96,4 +96,25 @@ describe('produce', () => {
     const good = await produce(h, 'atomic', [{ value: { ok: 1 } }]);
     assert.deepEqual(good, [{ partition: 0, offset: 0 }]);
   });
+
+  test('a value is stored as the client wrote it, less the white space outside strings', async () => {
+    await createTopic(h, 'verbatim', 1);
+    const raw =
+      '{ "records" : [\n  {"value" : { "n" : 1.0 , "big" : 12345678901234567890, "s" : "a  \\u0041 } ]" } },\n' +
+      '  {"val\\u0075e": {"escaped": "name"}, "key": "k"} ] }';
+    const reply = await h.call('POST', '/streams/topic/verbatim', {
+      raw,
+      type: 'application/vnd.streams.json.v2+json',
+    });
+    assert.equal(reply.status, 200, reply.text);
+    const path = await newConsumer(h, 'verbatim-readers', ['verbatim'], { 'auto.offset.reset': 'earliest' });
+    const fetched = await h.call('GET', `${path}/records?timeout=0`, {
+      accept: 'application/vnd.streams.json.v2+json',
+    });
+    assert.equal(fetched.status, 200, fetched.text);
+    // The answer splices each stored value in as it is: the digits and the escape as sent.
+    assert.match(fetched.text, /"value":\{"n":1\.0,"big":12345678901234567890,"s":"a  \\u0041 \} \]"\}/);
+    // A name written with escapes is read by JSON.parse, and its parsed value serialised.
+    assert.match(fetched.text, /"value":\{"escaped":"name"\}/);
+  });
 });

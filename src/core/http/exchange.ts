@@ -103,12 +103,16 @@ export class Request implements HttpRequest {
   }
 
   async json<T = unknown>(types?: readonly string[]): Promise<T> {
+    return (await this.jsonWithBytes<T>(types)).value;
+  }
+
+  async jsonWithBytes<T = unknown>(types?: readonly string[]): Promise<{ value: T; bytes: Buffer }> {
     if (types && types.length > 0) checkContentType(this.headers['content-type'], types);
-    const body = await this.body();
-    if (body.length === 0)
+    const bytes = await this.body();
+    if (bytes.length === 0)
       throw new HttpError(400, 'invalid_json', 'request body is empty; a JSON document is required');
     try {
-      return JSON.parse(body.toString('utf8')) as T;
+      return { value: JSON.parse(bytes.toString('utf8')) as T, bytes };
     } catch (error) {
       throw new HttpError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
     }

@@ -47,6 +47,8 @@ export interface HttpRequest {
   readBody(callback: (error: HttpError | undefined, body: Buffer) => void): void;
   /** Body parsed as JSON (400 on a parse error, 415 unless the content type is one of `types`). */
   json<T = unknown>(types?: readonly string[]): Promise<T>;
+  /** As json(), with the body's bytes too (for handlers that keep parts of the text as sent). */
+  jsonWithBytes<T = unknown>(types?: readonly string[]): Promise<{ value: T; bytes: Buffer }>;
   /** Streams the body chunk by chunk (for uploads); the limit still applies. Chunks are copies. */
   bodyStream(): AsyncIterable<Buffer>;
   /** True once the client went away. */

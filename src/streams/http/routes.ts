@@ -209,10 +209,10 @@ export function buildRouter(deps: StreamsDeps): Router {
         'streams.produce',
         { 'streams.topic': name },
         async (span) => {
-          const body = await req.json(BODY_TYPES);
+          const body = await req.jsonWithBytes(BODY_TYPES);
           const topic = log.topic(name);
           if (!topic) throw topicNotFound(name);
-          const parsed = parseProduce(body, topic, settings, Date.now());
+          const parsed = parseProduce(body.value, topic, settings, Date.now(), undefined, body.bytes);
           const stored = await appendRecords(log, deps.partitioner, topic, parsed);
           span?.setAttributes(produceAttributes(parsed, stored.partitions));
           return stored;

@@ -1,6 +1,7 @@
 // Request bodies → typed values, or a 4xx naming the field. Every check runs before anything is
 // stored, which is what makes a produce batch all-or-nothing.
 
+import { compactValue, valueSpans } from './value-spans.js';
 import { ErrorCodes, StreamsError, partitionNotFound, unprocessable } from '../errors.js';
 import type { InstanceConfig, OffsetReset } from '../groups/store.js';
 import type { OffsetEntry } from '../groups/coordinator.js';
@@ -65,7 +66,8 @@ export function parseTopicCreation(
 
 export interface ProduceRecord {
   readonly key: string | null;
-  readonly valueJson: string;
+  /** The value's JSON text: the client's bytes where the body scanner found them (value-spans.ts). */
+  readonly valueJson: string | Buffer;
   readonly partition: number | undefined;
   readonly timestamp: number;
   readonly headers: readonly RecordHeader[] | null;
@@ -98,12 +100,17 @@ const STREAMS_PRODUCE: ProduceDialect = {
   errorCode: ErrorCodes.invalidRecord,
 };
 
+/**
+ * The records of a produce body. With `bytes` (the body as sent, which `body` was parsed from),
+ * each value is kept as the client's text (value-spans.ts) instead of being serialised again.
+ */
 export function parseProduce(
   body: unknown,
   topic: TopicInfo,
   limits: ProduceLimits,
   now: number,
   dialect: ProduceDialect = STREAMS_PRODUCE,
+  bytes?: Buffer,
 ): ProduceRecord[] {
   const bad = (message: string): StreamsError => unprocessable(message, dialect.errorCode);
   if (!isObject(body)) throw bad('body must be a JSON object like {"records":[{"key":"k","value":{...}}]}');
@@ -126,6 +133,8 @@ export function parseProduce(
   // Per record: no allocation beyond what the record needs (its position in an error message is
   // only built when there is an error; field names are walked, not listed), and the UTF-8 size is
   // only counted when the text could be over the limit (a UTF-16 unit is at most 3 UTF-8 bytes).
+  const found = bytes ? valueSpans(bytes) : undefined;
+  const spans = found && found.length === records.length ? found : undefined;
   const out = new Array<ProduceRecord>(records.length);
   for (let i = 0; i < records.length; i++) {
     const raw: unknown = records[i];
@@ -162,7 +171,13 @@ export function parseProduce(
     }
     const headers =
       raw.headers === undefined || raw.headers === null ? null : parseHeaders(raw.headers, i, bad);
-    const valueJson = raw.value === undefined ? 'null' : JSON.stringify(raw.value);
+    const span = spans?.[i];
+    const valueJson =
+      span && bytes
+        ? compactValue(bytes, span)
+        : raw.value === undefined
+          ? 'null'
+          : JSON.stringify(raw.value);
     const headersJson = headers ? JSON.stringify(headers) : '';
     const units = valueJson.length + (key === null ? 0 : key.length) + headersJson.length;
     if (units * 3 > limits.maxRecordBytes) {

@@ -30,37 +30,63 @@ export interface ValueSpan {
 /** Per element of the top-level `records` array: its value's span, or undefined to serialise. */
 export type ValueSpans = (ValueSpan | undefined)[];
 
+/** What a member name is, read from its bytes without making a string of it. */
+const enum Name {
+  Other,
+  Records,
+  Value,
+  /** Written with escapes: JSON.parse may read it as any name. */
+  Escaped,
+}
+
+const RECORDS = Buffer.from('records');
+const VALUE = Buffer.from('value');
+
+/** A byte loop (no string made, no call into C++ per token: most tokens are a few bytes long). */
 class Cursor {
   pos = 0;
   spaced = false;
+  escaped = false;
   constructor(readonly body: Buffer) {}
 
   skipSpace(): void {
     const b = this.body;
-    while (this.pos < b.length && isSpace(b[this.pos]!)) this.pos++;
+    let i = this.pos;
+    while (i < b.length && isSpace(b[i]!)) i++;
+    this.pos = i;
   }
 
-  /** Past the string that starts at pos. */
+  /** Past the string that starts at pos; `escaped` says whether it held a backslash. */
   skipString(): void {
     const b = this.body;
-    let at = this.pos + 1;
+    let i = this.pos + 1;
+    let escaped = false;
     for (;;) {
-      const quote = b.indexOf(QUOTE, at);
-      if (quote < 0) throw new SyntaxError('unterminated string');
-      let backslashes = 0;
-      for (let j = quote - 1; b[j] === BACKSLASH; j--) backslashes++;
-      at = quote + 1;
-      if (backslashes % 2 === 0) break;
+      if (i >= b.length) throw new SyntaxError('unterminated string');
+      const c = b[i]!;
+      if (c === QUOTE) break;
+      if (c === BACKSLASH) {
+        escaped = true;
+        i += 2;
+      } else i++;
     }
-    this.pos = at;
+    this.pos = i + 1;
+    this.escaped = escaped;
   }
 
-  /** The member name at pos (a string) when written without escapes; undefined otherwise. */
-  name(): string | undefined {
-    const start = this.pos;
+  name(): Name {
+    const start = this.pos + 1;
     this.skipString();
-    const text = this.body.subarray(start + 1, this.pos - 1);
-    return text.includes(BACKSLASH) ? undefined : text.toString('latin1');
+    if (this.escaped) return Name.Escaped;
+    const length = this.pos - 1 - start;
+    if (length === RECORDS.length && this.same(start, RECORDS)) return Name.Records;
+    if (length === VALUE.length && this.same(start, VALUE)) return Name.Value;
+    return Name.Other;
+  }
+
+  private same(at: number, word: Buffer): boolean {
+    for (let k = 0; k < word.length; k++) if (this.body[at + k] !== word[k]) return false;
+    return true;
   }
 
   /** Past one value of any kind; notes white space met outside strings. */
@@ -71,62 +97,69 @@ class Cursor {
       this.skipString();
       return;
     }
+    let i = this.pos;
     if (c !== OPEN_OBJECT && c !== OPEN_ARRAY) {
-      while (this.pos < b.length) {
-        const x = b[this.pos]!;
+      while (i < b.length) {
+        const x = b[i]!;
         if (x === COMMA || x === CLOSE_OBJECT || x === CLOSE_ARRAY || isSpace(x)) break;
-        this.pos++;
+        i++;
       }
+      this.pos = i;
       return;
     }
     let depth = 0;
-    while (this.pos < b.length) {
-      const x = b[this.pos]!;
+    while (i < b.length) {
+      const x = b[i]!;
       if (x === QUOTE) {
+        this.pos = i;
         this.skipString();
+        i = this.pos;
         continue;
       }
       if (x === OPEN_OBJECT || x === OPEN_ARRAY) depth++;
       else if (x === CLOSE_OBJECT || x === CLOSE_ARRAY) {
-        depth--;
-        if (depth === 0) {
-          this.pos++;
+        if (--depth === 0) {
+          this.pos = i + 1;
           return;
         }
       } else if (isSpace(x)) this.spaced = true;
-      this.pos++;
+      i++;
     }
     throw new SyntaxError('unterminated value');
   }
 
+  /** Past white space and `byte`. */
   expect(byte: number): void {
     this.skipSpace();
     if (this.body[this.pos] !== byte) throw new SyntaxError(`expected ${String.fromCharCode(byte)}`);
     this.pos++;
   }
 
-  /**
-   * Walks the members of the object at pos, calling `member` with each name (undefined when
-   * written with escapes) with pos at its value; `member` must leave pos past the value.
-   */
-  members(member: (name: string | undefined) => void): void {
-    this.expect(OPEN_OBJECT);
+  /** Past white space and a `,` (true) or the `close` byte (false). */
+  more(close: number): boolean {
     this.skipSpace();
-    if (this.body[this.pos] === CLOSE_OBJECT) {
-      this.pos++;
-      return;
-    }
-    for (;;) {
-      this.skipSpace();
-      const name = this.name();
-      this.expect(COLON);
-      this.skipSpace();
-      member(name);
-      this.skipSpace();
-      const next = this.body[this.pos++];
-      if (next === CLOSE_OBJECT) return;
-      if (next !== COMMA) throw new SyntaxError('expected , or }');
-    }
+    const next = this.body[this.pos++];
+    if (next === COMMA) return true;
+    if (next === close) return false;
+    throw new SyntaxError('expected , or a closing bracket');
+  }
+
+  /** Past `open` and white space; false when the object or array is empty (and past it). */
+  enter(open: number, close: number): boolean {
+    this.expect(open);
+    this.skipSpace();
+    if (this.body[this.pos] !== close) return true;
+    this.pos++;
+    return false;
+  }
+
+  /** Past white space, the next member's name and its colon, at the start of its value. */
+  member(): Name {
+    this.skipSpace();
+    const name = this.name();
+    this.expect(COLON);
+    this.skipSpace();
+    return name;
   }
 }
 
@@ -138,63 +171,58 @@ class Cursor {
 export function valueSpans(body: Buffer): ValueSpans | undefined {
   const cursor = new Cursor(body);
   let spans: ValueSpans | undefined;
-  let unsure = false;
   try {
     cursor.skipSpace();
     if (body[cursor.pos] !== OPEN_OBJECT) return undefined;
-    cursor.members((name) => {
-      if (name === undefined) unsure = true;
-      if (name !== 'records' || body[cursor.pos] !== OPEN_ARRAY) {
+    if (!cursor.enter(OPEN_OBJECT, CLOSE_OBJECT)) return undefined;
+    do {
+      const name = cursor.member();
+      if (name === Name.Escaped) return undefined;
+      if (name === Name.Records && body[cursor.pos] === OPEN_ARRAY) spans = recordSpans(cursor);
+      else {
         // A later `records` that is not an array replaces an earlier one, as in JSON.parse.
-        if (name === 'records') spans = undefined;
+        if (name === Name.Records) spans = undefined;
         cursor.skipValue();
-        return;
       }
-      spans = recordSpans(cursor);
-    });
+    } while (cursor.more(CLOSE_OBJECT));
   } catch {
     return undefined;
   }
-  return unsure ? undefined : spans;
+  return spans;
 }
 
 function recordSpans(cursor: Cursor): ValueSpans {
   const body = cursor.body;
   const spans: ValueSpans = [];
-  cursor.pos++; // [
-  cursor.skipSpace();
-  if (body[cursor.pos] === CLOSE_ARRAY) {
-    cursor.pos++;
-    return spans;
-  }
-  for (;;) {
+  if (!cursor.enter(OPEN_ARRAY, CLOSE_ARRAY)) return spans;
+  do {
     cursor.skipSpace();
     if (body[cursor.pos] !== OPEN_OBJECT) {
       // Not an object: validation refuses it; nothing to store.
       cursor.skipValue();
       spans.push(undefined);
-    } else {
-      let span: ValueSpan | undefined;
-      let unsure = false;
-      cursor.members((name) => {
-        if (name === undefined) unsure = true;
-        if (name !== 'value') {
+      continue;
+    }
+    let span: ValueSpan | undefined;
+    let unsure = false;
+    if (cursor.enter(OPEN_OBJECT, CLOSE_OBJECT)) {
+      do {
+        const name = cursor.member();
+        if (name === Name.Escaped) unsure = true;
+        if (name !== Name.Value) {
           cursor.skipValue();
-          return;
+          continue;
         }
         const start = cursor.pos;
         cursor.spaced = false;
         cursor.skipValue();
         // The last `value` wins, as in JSON.parse.
         span = { start, end: cursor.pos, spaced: cursor.spaced };
-      });
-      spans.push(unsure ? undefined : span);
+      } while (cursor.more(CLOSE_OBJECT));
     }
-    cursor.skipSpace();
-    const next = body[cursor.pos++];
-    if (next === CLOSE_ARRAY) return spans;
-    if (next !== COMMA) throw new SyntaxError('expected , or ]');
-  }
+    spans.push(unsure ? undefined : span);
+  } while (cursor.more(CLOSE_ARRAY));
+  return spans;
 }
 
 /** The span's bytes without the white space outside strings (a view when there is none). */

@@ -1,0 +1,42 @@
+// Inbound email deduplication on PostgreSQL (triggers/email/message-store.ts): entries in `meta`,
+// claimed with one INSERT … ON CONFLICT DO NOTHING, so of several nodes receiving the same
+// message exactly one starts its run.
+
+import {
+  messageKey,
+  type EmailMessageEntry,
+  type EmailMessageStore,
+} from '../../triggers/email/message-store.js';
+import type { PgDatabase } from '../pool.js';
+
+export class PgEmailMessageStore implements EmailMessageStore {
+  constructor(private readonly db: PgDatabase) {}
+
+  async claim(automationId: string, messageId: string): Promise<boolean> {
+    const entry: EmailMessageEntry = { runId: null, state: 'starting', at: new Date().toISOString() };
+    const { rows } = await this.db.query(
+      'INSERT INTO meta (key, value) VALUES ($1, $2::jsonb) ON CONFLICT DO NOTHING RETURNING key',
+      [messageKey(automationId, messageId), JSON.stringify(entry)],
+    );
+    return rows.length === 1;
+  }
+
+  async settle(automationId: string, messageId: string, entry: EmailMessageEntry): Promise<void> {
+    await this.db.query('UPDATE meta SET value = $2::jsonb WHERE key = $1', [
+      messageKey(automationId, messageId),
+      JSON.stringify(entry),
+    ]);
+  }
+
+  async release(automationId: string, messageId: string): Promise<void> {
+    await this.db.query('DELETE FROM meta WHERE key = $1', [messageKey(automationId, messageId)]);
+  }
+
+  async get(automationId: string, messageId: string): Promise<EmailMessageEntry | undefined> {
+    const { rows } = await this.db.query<{ value: EmailMessageEntry }>(
+      'SELECT value FROM meta WHERE key = $1',
+      [messageKey(automationId, messageId)],
+    );
+    return rows[0]?.value;
+  }
+}

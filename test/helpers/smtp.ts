@@ -170,3 +170,57 @@ export async function startSink(): Promise<SmtpSink> {
   sink.port = typeof address === 'object' && address ? address.port : 0;
   return sink;
 }
+
+/** A MIME message; `attachments` as (raw Content-Disposition filename parameter, body). */
+export function mimeMessage(o: {
+  from?: string;
+  to?: string;
+  subject?: string;
+  messageId?: string | null;
+  text?: string;
+  attachments?: { disposition: string; body: string }[];
+  extraHeaders?: string;
+}): string {
+  const head = [
+    `From: ${o.from ?? 'alice@example.com'}`,
+    `To: ${o.to ?? 'inbox@mail.test'}`,
+    `Subject: ${o.subject ?? 'hello'}`,
+    'Date: Fri, 27 Nov 2026 06:00:00 +0000',
+    ...(o.messageId === null
+      ? []
+      : [`Message-ID: ${o.messageId ?? `<${Math.random().toString(36).slice(2)}@example.com>`}`]),
+    'MIME-Version: 1.0',
+    ...(o.extraHeaders ? [o.extraHeaders] : []),
+  ];
+  const atts = o.attachments ?? [];
+  if (atts.length === 0)
+    return [...head, 'Content-Type: text/plain; charset=utf-8', '', o.text ?? 'body text', ''].join('\r\n');
+  const b = 'BOUNDARY-xyz';
+  const parts = [`--${b}`, 'Content-Type: text/plain; charset=utf-8', '', o.text ?? 'body text'];
+  for (const a of atts)
+    parts.push(
+      `--${b}`,
+      'Content-Type: text/plain',
+      `Content-Disposition: attachment; ${a.disposition}`,
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.from(a.body).toString('base64'),
+    );
+  parts.push(`--${b}--`, '');
+  return [...head, `Content-Type: multipart/mixed; boundary="${b}"`, '', ...parts].join('\r\n');
+}
+
+/** One transaction: EHLO, MAIL FROM, RCPT TO each, DATA; every reply. */
+export async function deliver(port: number, from: string, to: string[], body: string | Buffer) {
+  const c = await SmtpClient.open(port);
+  try {
+    const ehlo = await c.command('EHLO client.test');
+    const mail = await c.command(`MAIL FROM:<${from}>`);
+    const rcpts = [];
+    for (const t of to) rcpts.push(await c.command(`RCPT TO:<${t}>`));
+    const data = rcpts.some((r) => r?.code === 250) ? await c.data(body) : undefined;
+    return { ehlo, mail, rcpts, data };
+  } finally {
+    await c.quit();
+  }
+}

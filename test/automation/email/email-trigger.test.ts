@@ -10,7 +10,7 @@ import { join, relative, sep } from 'node:path';
 import { unzipSync } from 'fflate';
 import { startHarness, type Harness } from '../harness.js';
 import { release, gitIn, workflowManifest } from '../registry-git.js';
-import { SmtpClient, startSink, type SmtpSink } from '../../helpers/smtp.js';
+import { deliver, mimeMessage, SmtpClient, startSink, type SmtpSink } from '../../helpers/smtp.js';
 import { waitUntil } from '../../helpers/wait.js';
 
 const DOMAIN = 'mail.test';
@@ -24,45 +24,6 @@ const MAIL_ECHO = `export default { steps: [{ name: 'read', async run(ctx) {
 
 function emailManifest(name: string, aliases: string[], enabled = true, extra: Record<string, unknown> = {}) {
   return workflowManifest(name, { triggers: { email: { enabled, aliases } }, ...extra });
-}
-
-/** A MIME message; `attachments` as (raw Content-Disposition filename parameter, body). */
-function message(o: {
-  from?: string;
-  to?: string;
-  subject?: string;
-  messageId?: string | null;
-  text?: string;
-  attachments?: { disposition: string; body: string }[];
-  extraHeaders?: string;
-}): string {
-  const head = [
-    `From: ${o.from ?? 'alice@example.com'}`,
-    `To: ${o.to ?? `inbox@${DOMAIN}`}`,
-    `Subject: ${o.subject ?? 'hello'}`,
-    'Date: Fri, 27 Nov 2026 06:00:00 +0000',
-    ...(o.messageId === null
-      ? []
-      : [`Message-ID: ${o.messageId ?? `<${Math.random().toString(36).slice(2)}@example.com>`}`]),
-    'MIME-Version: 1.0',
-    ...(o.extraHeaders ? [o.extraHeaders] : []),
-  ];
-  const atts = o.attachments ?? [];
-  if (atts.length === 0)
-    return [...head, 'Content-Type: text/plain; charset=utf-8', '', o.text ?? 'body text', ''].join('\r\n');
-  const b = 'BOUNDARY-xyz';
-  const parts = [`--${b}`, 'Content-Type: text/plain; charset=utf-8', '', o.text ?? 'body text'];
-  for (const a of atts)
-    parts.push(
-      `--${b}`,
-      'Content-Type: text/plain',
-      `Content-Disposition: attachment; ${a.disposition}`,
-      'Content-Transfer-Encoding: base64',
-      '',
-      Buffer.from(a.body).toString('base64'),
-    );
-  parts.push(`--${b}--`, '');
-  return [...head, `Content-Type: multipart/mixed; boundary="${b}"`, '', ...parts].join('\r\n');
 }
 
 describe('email trigger', () => {
@@ -105,20 +66,7 @@ describe('email trigger', () => {
     await sink?.close();
   });
 
-  /** One transaction: EHLO, MAIL FROM, RCPT TO each, DATA; every reply. */
-  async function send(from: string, to: string[], body: string | Buffer) {
-    const c = await SmtpClient.open(port);
-    try {
-      const ehlo = await c.command('EHLO client.test');
-      const mail = await c.command(`MAIL FROM:<${from}>`);
-      const rcpts = [];
-      for (const t of to) rcpts.push(await c.command(`RCPT TO:<${t}>`));
-      const data = rcpts.some((r) => r?.code === 250) ? await c.data(body) : undefined;
-      return { ehlo, mail, rcpts, data };
-    } finally {
-      await c.quit();
-    }
-  }
+  const send = (from: string, to: string[], body: string | Buffer) => deliver(port, from, to, body);
 
   const emailRuns = async () => (await h.api('GET', '/runs?trigger=email&limit=500')).body.runs as any[];
   /** The reply the sink got to the message `id`. */
@@ -154,7 +102,7 @@ describe('email trigger', () => {
     const sent = await send(
       'alice@example.com',
       [`inbox@${DOMAIN}`],
-      message({
+      mimeMessage({
         messageId: id,
         subject: 'invoice 42',
         attachments: [
@@ -214,7 +162,7 @@ describe('email trigger', () => {
 
   it('starts one run for a Message-ID delivered twice', async () => {
     const before = (await emailRuns()).length;
-    const body = message({ messageId: '<twice@example.com>', subject: 'twice' });
+    const body = mimeMessage({ messageId: '<twice@example.com>', subject: 'twice' });
     assert.equal((await send('alice@example.com', [`inbox@${DOMAIN}`], body)).data?.code, 250);
     assert.equal((await send('bob@trusted.test', [`second.box@${DOMAIN}`], body)).data?.code, 250);
     const runs = await emailRuns();
@@ -255,7 +203,7 @@ describe('email trigger', () => {
 
   it('refuses a message over the size limit with 552, at MAIL FROM when it declares its SIZE', async () => {
     const before = (await emailRuns()).length;
-    const big = message({ text: 'x'.repeat(70 * 1024) });
+    const big = mimeMessage({ text: 'x'.repeat(70 * 1024) });
     const sent = await send('alice@example.com', [`inbox@${DOMAIN}`], big);
     assert.equal(sent.data?.code, 552, JSON.stringify(sent.data));
     const c = await SmtpClient.open(port);
@@ -272,7 +220,7 @@ describe('email trigger', () => {
       body: '',
     }));
     // Small parts so the count, not the size, is what is over the limit.
-    const body = message({ attachments }).replace(/Content-Transfer-Encoding: base64\r\n/g, '');
+    const body = mimeMessage({ attachments }).replace(/Content-Transfer-Encoding: base64\r\n/g, '');
     assert.ok(Buffer.byteLength(body) < 1024 * 1024);
     const sent = await send('alice@example.com', [`inbox@${DOMAIN}`], body);
     assert.ok(sent.data?.code === 552, JSON.stringify(sent.data));
@@ -285,7 +233,7 @@ describe('email trigger', () => {
     const sent = await send(
       'alice@example.com',
       [`inbox@${DOMAIN}`],
-      message({
+      mimeMessage({
         messageId: id,
         attachments: [
           { disposition: 'filename="../../x"', body: 'climb' },
@@ -313,7 +261,7 @@ describe('email trigger', () => {
 
   it('takes non-UTF-8 header bytes without failing', async () => {
     const id = '<latin1@example.com>';
-    const raw = Buffer.from(message({ messageId: id, subject: 'caf\u00e9 r\u00e9sum\u00e9' }), 'latin1');
+    const raw = Buffer.from(mimeMessage({ messageId: id, subject: 'caf\u00e9 r\u00e9sum\u00e9' }), 'latin1');
     const sent = await send('alice@example.com', [`inbox@${DOMAIN}`], raw);
     assert.equal(sent.data?.code, 250, JSON.stringify(sent.data));
     const run = await runOf(id, false);
@@ -322,7 +270,7 @@ describe('email trigger', () => {
 
   it('refuses a message without a Message-ID', async () => {
     const before = (await emailRuns()).length;
-    const sent = await send('alice@example.com', [`inbox@${DOMAIN}`], message({ messageId: null }));
+    const sent = await send('alice@example.com', [`inbox@${DOMAIN}`], mimeMessage({ messageId: null }));
     assert.equal(sent.data?.code, 550);
     assert.match(sent.data.text, /Message-ID/);
     assert.equal((await emailRuns()).length, before);
@@ -363,7 +311,7 @@ describe('email trigger', () => {
     const sent = await send(
       'alice@example.com',
       [`strict@${DOMAIN}`],
-      message({ messageId: id, subject: 'no invoice' }),
+      mimeMessage({ messageId: id, subject: 'no invoice' }),
     );
     assert.equal(sent.data?.code, 250);
     const reply = await replyTo(id);
@@ -378,7 +326,7 @@ describe('email trigger', () => {
     const sent = await send(
       'bob@trusted.test',
       [`inbox@${DOMAIN}`],
-      message({ messageId: id, from: 'bob@trusted.test' }),
+      mimeMessage({ messageId: id, from: 'bob@trusted.test' }),
     );
     assert.equal(sent.data?.code, 250);
     const reply = await replyTo(id);

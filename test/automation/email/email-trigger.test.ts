@@ -8,6 +8,7 @@ import { strict as assert } from 'node:assert';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { unzipSync } from 'fflate';
+import type { KeyStore } from '../../../src/core/auth/index.js';
 import { startHarness, type Harness } from '../harness.js';
 import { release, gitIn, workflowManifest } from '../registry-git.js';
 import { deliver, mimeMessage, SmtpClient, startSink, type SmtpSink } from '../../helpers/smtp.js';
@@ -132,6 +133,13 @@ describe('email trigger', () => {
       from: 'alice@example.com',
       files: ['attachments/a.txt', 'attachments/b.txt'],
     });
+    // The run is the tenant's whose key synced the automation: another tenant's key sees a 404.
+    const other = await (h.ctx.ctx.auth as KeyStore).create({
+      tenant: 'other',
+      user: 'o',
+      scopes: ['automation'],
+    });
+    assert.equal((await h.api('GET', `/runs/${run.id}`, { token: other.token })).status, 404);
     const email = run.input.args.email;
     assert.equal(email.messageId, id);
     assert.equal(email.to, `inbox@${DOMAIN}`);

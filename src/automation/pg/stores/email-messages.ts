@@ -4,6 +4,8 @@
 
 import {
   messageKey,
+  STALE_CLAIM_MS,
+  startingEntry,
   type EmailMessageEntry,
   type EmailMessageStore,
 } from '../../triggers/email/message-store.js';
@@ -12,11 +14,19 @@ import type { PgDatabase } from '../pool.js';
 export class PgEmailMessageStore implements EmailMessageStore {
   constructor(private readonly db: PgDatabase) {}
 
-  async claim(automationId: string, messageId: string): Promise<boolean> {
-    const entry: EmailMessageEntry = { runId: null, state: 'starting', at: new Date().toISOString() };
+  async claim(automationId: string, messageId: string, now = Date.now()): Promise<boolean> {
+    // A stale `starting` claim (message-store.ts) is taken over in the same statement; ISO times
+    // of one format order as text.
     const { rows } = await this.db.query(
-      'INSERT INTO meta (key, value) VALUES ($1, $2::jsonb) ON CONFLICT DO NOTHING RETURNING key',
-      [messageKey(automationId, messageId), JSON.stringify(entry)],
+      `INSERT INTO meta (key, value) VALUES ($1, $2::jsonb)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value
+         WHERE meta.value->>'state' = 'starting' AND meta.value->>'at' <= $3
+       RETURNING key`,
+      [
+        messageKey(automationId, messageId),
+        JSON.stringify(startingEntry(now)),
+        new Date(now - STALE_CLAIM_MS).toISOString(),
+      ],
     );
     return rows.length === 1;
   }

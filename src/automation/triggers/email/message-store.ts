@@ -13,9 +13,18 @@ export interface EmailMessageEntry {
   at: string;
 }
 
+/**
+ * A claim still `starting` after this long belongs to a node that stopped between claiming the
+ * message and storing its run (storing takes well under a second): a redelivery may take it.
+ */
+export const STALE_CLAIM_MS = 10 * 60_000;
+
 export interface EmailMessageStore {
-  /** Claims the message for the automation; false when an earlier delivery claimed it. */
-  claim(automationId: string, messageId: string): Promise<boolean>;
+  /**
+   * Claims the message for the automation; false when an earlier delivery claimed it, unless
+   * that claim is still `starting` and older than `STALE_CLAIM_MS` before `now`.
+   */
+  claim(automationId: string, messageId: string, now?: number): Promise<boolean>;
   /** Records what the claimed message became. */
   settle(automationId: string, messageId: string, entry: EmailMessageEntry): Promise<void>;
   /** Gives the claim up (the run could not be stored): a later delivery may start it. */
@@ -29,17 +38,27 @@ export function messageKey(automationId: string, messageId: string): string {
   return `email-message/${automationId}/${digest}`;
 }
 
-const starting = (): EmailMessageEntry => ({ runId: null, state: 'starting', at: new Date().toISOString() });
+export const startingEntry = (now: number): EmailMessageEntry => ({
+  runId: null,
+  state: 'starting',
+  at: new Date(now).toISOString(),
+});
+
+/** Whether an existing entry still holds the message against a claim at `now`. */
+export function holds(entry: EmailMessageEntry, now: number): boolean {
+  return entry.state !== 'starting' || Date.parse(entry.at) > now - STALE_CLAIM_MS;
+}
 
 /** The LMDB store: entries in the environment's `meta` database, claimed in a write transaction. */
 export class LmdbEmailMessageStore implements EmailMessageStore {
   constructor(private readonly db: AutomationDb) {}
 
-  async claim(automationId: string, messageId: string): Promise<boolean> {
+  async claim(automationId: string, messageId: string, now = Date.now()): Promise<boolean> {
     const key = messageKey(automationId, messageId);
     return this.db.root.transaction(() => {
-      if (this.db.meta.get(key) !== undefined) return false;
-      this.db.meta.putSync(key, starting());
+      const existing = this.db.meta.get(key) as EmailMessageEntry | undefined;
+      if (existing !== undefined && holds(existing, now)) return false;
+      this.db.meta.putSync(key, startingEntry(now));
       return true;
     });
   }

@@ -54,5 +54,27 @@ export function emailMessageStoreContract(
       });
       assert.equal(await s().store.claim('wf_a', '<stale@x>', t0 + 100 * STALE_CLAIM_MS), false);
     });
+
+    it('lists started entries awaiting their reply until one caller takes the reply on', async () => {
+      const reply = { to: 'ann@example.com', messageId: '<owed@x>', subject: 's' };
+      assert.equal(await s().store.claim('wf_r', '<owed@x>'), true);
+      assert.deepEqual(await s().store.awaitingReply(), []);
+      const owed = {
+        runId: 'run_r',
+        state: 'started' as const,
+        at: '2026-01-01T00:00:00.000Z',
+        automationId: 'wf_r',
+        reply,
+      };
+      await s().store.settle('wf_r', '<owed@x>', owed);
+      assert.deepEqual(await s().store.awaitingReply(), [owed]);
+      const takes = await Promise.all(
+        Array.from({ length: 6 }, () => s().store.takeReply('wf_r', '<owed@x>')),
+      );
+      assert.equal(takes.filter(Boolean).length, 1);
+      assert.deepEqual(await s().store.awaitingReply(), []);
+      assert.equal((await s().store.get('wf_r', '<owed@x>'))?.state, 'replied');
+      assert.equal(await s().store.takeReply('wf_r', '<unknown@x>'), false);
+    });
   });
 }

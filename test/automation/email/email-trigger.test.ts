@@ -179,12 +179,9 @@ describe('email trigger', () => {
     assert.equal((await send('bob@trusted.test', [`second.box@${DOMAIN}`], body)).data?.code, 250);
     const runs = await emailRuns();
     assert.equal(runs.length, before + 1);
-    assert.deepEqual(
-      await h.service.core.stores.emailMessages
-        .get(runs[0].source.id, '<twice@example.com>')
-        .then((e) => e?.state),
-      'started',
-    );
+    // The store names the run (its reply may be owed or taken on by now).
+    const entry = await h.service.core.stores.emailMessages.get(runs[0].source.id, '<twice@example.com>');
+    assert.equal(entry?.runId, runs[0].id);
   });
 
   it('refuses an unlisted sender at MAIL FROM, and the null sender', async () => {

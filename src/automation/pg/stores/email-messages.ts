@@ -3,9 +3,12 @@
 // message exactly one starts its run.
 
 import {
+  isAwaitingReply,
+  MESSAGE_KEY_PREFIX,
   messageKey,
   STALE_CLAIM_MS,
   startingEntry,
+  type AwaitingReply,
   type EmailMessageEntry,
   type EmailMessageStore,
 } from '../../triggers/email/message-store.js';
@@ -48,5 +51,22 @@ export class PgEmailMessageStore implements EmailMessageStore {
       [messageKey(automationId, messageId)],
     );
     return rows[0]?.value;
+  }
+
+  async awaitingReply(): Promise<AwaitingReply[]> {
+    const { rows } = await this.db.query<{ value: EmailMessageEntry }>(
+      `SELECT value FROM meta WHERE key LIKE $1 AND value->>'state' = 'started'`,
+      [`${MESSAGE_KEY_PREFIX}%`],
+    );
+    return rows.map((r) => r.value).filter(isAwaitingReply);
+  }
+
+  async takeReply(automationId: string, messageId: string, now = Date.now()): Promise<boolean> {
+    const { rows } = await this.db.query(
+      `UPDATE meta SET value = value || jsonb_build_object('state', 'replied', 'at', $2::text)
+       WHERE key = $1 AND value->>'state' = 'started' RETURNING key`,
+      [messageKey(automationId, messageId), new Date(now).toISOString()],
+    );
+    return rows.length === 1;
   }
 }

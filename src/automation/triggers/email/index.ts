@@ -79,6 +79,17 @@ export async function startEmailTrigger(deps: EmailTriggerDeps): Promise<EmailTr
     await replies.close();
     throw err;
   });
+  // Replies a previous process (or another node) left waiting: sent by whoever sees the run end.
+  try {
+    for (const waiting of await deps.messages.awaitingReply())
+      replies.afterRun(waiting.runId, waiting.reply, () =>
+        deps.messages.takeReply(waiting.automationId, waiting.reply.messageId),
+      );
+  } catch (err) {
+    await listener.close();
+    await replies.close();
+    throw err;
+  }
   log.info(
     { port: listener.port, domain: s.domain, relay: s.relay.shown },
     'SMTP listener taking mail for automations',

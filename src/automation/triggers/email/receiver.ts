@@ -132,13 +132,17 @@ export class EmailReceiver implements SmtpHandlers {
           runId: run.id,
           state: 'started',
           at: new Date().toISOString(),
+          automationId,
+          reply: replyTo,
         });
         this.deps.metrics.message('accepted');
         this.deps.log.info(
           { runId: run.id, automation: automationId, from: envelope.from },
           'email started a run',
         );
-        this.deps.replies.afterRun(run.id, replyTo);
+        this.deps.replies.afterRun(run.id, replyTo, () =>
+          this.deps.messages.takeReply(automationId, messageId),
+        );
       } catch (err) {
         if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) {
           // The automation refuses this message (its input schema, an unsafe file): answered by mail.

@@ -41,20 +41,24 @@ export class Replies {
 
   constructor(private readonly deps: RepliesDeps) {}
 
-  /** Replies once the run has ended (in the background). */
-  afterRun(runId: string, to: ReplyTo): void {
+  /**
+   * Replies once the run has ended (in the background), if `take` says this node sends it: every
+   * node that knows of the run may wait for its end, one takes the reply on (message-store.ts).
+   */
+  afterRun(runId: string, to: ReplyTo, take: () => Promise<boolean>): void {
     this.track(
       (async () => {
         const run = await Promise.race([this.deps.waitForEnd(runId), this.stopped()]);
         if (!run) {
-          // The run goes on (here after a restart, or on another node), but no reply will follow.
-          this.deps.metrics.reply('abandoned');
+          // The run goes on (here after a restart, or on another node); the reply is still
+          // awaited in the store, and sent by whichever node sees the run end.
           this.deps.log.warn(
             { runId, to: to.to },
-            'email reply abandoned: the service shut down before the run ended',
+            'email reply left for the next start: the service shut down before the run ended',
           );
           return;
         }
+        if (!(await take())) return;
         const mail: OutgoingMail = {
           to: to.to,
           subject: replySubject(to.subject),

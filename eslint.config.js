@@ -48,6 +48,22 @@ export const BOUNDARIES = [
     allowed: ['src/core/tracing/**', 'src/ratelimit/tracing.ts'],
     use: 'src/core/tracing (createTracing, TraceSpan)',
   },
+  // The email trigger's adapters: the SMTP listener, the MIME reader, the reply relay.
+  {
+    module: 'smtp-server',
+    allowed: ['src/automation/triggers/email/smtp-listener.ts'],
+    use: 'src/automation/triggers/email/smtp-listener.ts (startSmtpListener)',
+  },
+  {
+    module: 'mailparser',
+    allowed: ['src/automation/triggers/email/mime.ts'],
+    use: 'src/automation/triggers/email/mime.ts (readMessage)',
+  },
+  {
+    module: 'nodemailer',
+    allowed: ['src/automation/triggers/email/relay.ts'],
+    use: 'src/automation/triggers/email/relay.ts (createRelay)',
+  },
   {
     module: 'ajv',
     allowed: ['src/automation/schemas/compiler.ts'],

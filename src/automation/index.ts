@@ -44,6 +44,7 @@ import { queuePort } from './pg/run-queue.js';
 import { LocalRunQueue } from './runs/local-queue.js';
 import { runReviewView } from './reviews/view.js';
 import { localOnly, throughSharedStores } from './runs/sharing.js';
+import { startEmailTrigger, type EmailTrigger } from './triggers/email/index.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
 export type { ScoreStore, EvalResult } from './runs/scores.js';
@@ -69,6 +70,8 @@ export interface AutomationCore {
 export interface RunningAutomation extends RunningService {
   readonly core: AutomationCore;
   readonly url: string;
+  /** The SMTP listener's port when the email trigger is on (AUTOMATION_SMTP_PORT). */
+  readonly smtpPort: number | undefined;
 }
 
 /** The repository's automations/ folder (built-in examples), from src/ or dist/src/. */
@@ -225,13 +228,14 @@ export async function startAutomation(
       evalPool,
     };
     const closers: (() => Promise<void>)[] = [];
+    const tokens = new DownloadTokens(Buffer.from(secret), settings.downloadTokenTtlMs);
     const deps: ApiDeps = {
       settings,
       registry,
       runs,
       files,
       scores,
-      tokens: new DownloadTokens(Buffer.from(secret), settings.downloadTokenTtlMs),
+      tokens,
       auth,
       log,
       tmpDir: join(settings.dataDir, 'tmp'),
@@ -301,6 +305,28 @@ export async function startAutomation(
       transport: ctx.core.httpTransport,
       observer: ops.observer,
     });
+    // Mail starts runs only once the API that shows them answers.
+    let email: EmailTrigger | undefined;
+    if (settings.email) {
+      try {
+        email = await startEmailTrigger({
+          settings: settings.email,
+          automations: stores.automations,
+          messages: stores.emailMessages,
+          runs,
+          tokens,
+          publicUrl: settings.publicUrl,
+          dataDir: settings.dataDir,
+          log,
+          metrics: ops.metrics,
+        });
+      } catch (err) {
+        await server.close(0);
+        throw err;
+      }
+      const trigger = email;
+      ops.readiness.register('smtp', stateCheck(trigger.listening, 'the SMTP listener is closed'));
+    }
     ctx.directory?.publish('automation', server.port);
     ctx.health.register('automation', true);
     log.info(
@@ -315,7 +341,10 @@ export async function startAutomation(
     let closing: Promise<void> | undefined;
     return {
       name: 'automation',
-      addresses: { http: `${bindUrl(server.host, server.port)}/api/v1` },
+      addresses: {
+        http: `${bindUrl(server.host, server.port)}/api/v1`,
+        ...(email ? { smtp: `smtp://${settings.email!.host}:${email.port}` } : {}),
+      },
       backends: {
         ...(settings.database
           ? { database: `PostgreSQL ${describeEndpoint(settings.database.url)}` }
@@ -324,6 +353,7 @@ export async function startAutomation(
       },
       core,
       url: server.url,
+      smtpPort: email?.port,
       beginShutdown() {
         ctx.health.set('automation', false);
         ops.beginShutdown();
@@ -332,6 +362,7 @@ export async function startAutomation(
         // Every caller waits for the one close: the stores close only after all their users.
         closing ??= (async () => {
           ops.beginShutdown();
+          await email?.close();
           await server.close(ctx.core.shutdownGraceMs);
           for (const close of closers) await close();
           await runs.close();

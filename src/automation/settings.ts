@@ -58,6 +58,45 @@ export interface AutomationSettings {
   /** Runs of one tenant / one automation running at once across every node; 0: no limit. */
   readonly tenantConcurrency: number;
   readonly automationConcurrency: number;
+  /** The email trigger (docs/automation.md "Triggers"); undefined: no SMTP listener (the default). */
+  readonly email: EmailTriggerSettings | undefined;
+}
+
+export interface EmailTriggerSettings {
+  /** AUTOMATION_SMTP_PORT; 0 takes a free port (tests). */
+  readonly port: number;
+  readonly host: string;
+  /** Mail is taken for `<alias>@<domain>` only. */
+  readonly domain: string;
+  /** Lower-cased `user@domain` addresses and `*@domain` patterns a message may come from. */
+  readonly senders: readonly string[];
+  /** The SIZE limit of a message as received (headers, bodies and encoded attachments). */
+  readonly maxMessageBytes: number;
+  readonly maxAttachments: number;
+  /** RCPT commands taken per message; more are refused (452) without a lookup. */
+  readonly maxRecipients: number;
+  /** Connections open at once; more are turned away at connect. */
+  readonly maxClients: number;
+  /** The relay replies go out through. */
+  readonly relay: RelaySettings;
+  /** The From address of replies. */
+  readonly from: string;
+  /** Sending attempts of one reply, and the first wait between two (doubled each time, at most 5 min). */
+  readonly replyAttempts: number;
+  readonly replyBackoffMs: number;
+}
+
+export interface RelaySettings {
+  readonly host: string;
+  readonly port: number;
+  /** smtps://: TLS from the first byte; smtp://: STARTTLS when the relay offers it. */
+  readonly secure: boolean;
+  /** `?starttls=required`: refuse to send over a relay that does not offer STARTTLS. */
+  readonly requireTls: boolean;
+  readonly user: string | undefined;
+  readonly pass: string | undefined;
+  /** The URL with its password replaced, for logs. */
+  readonly shown: string;
 }
 
 export interface DatabaseSettings {
@@ -110,6 +149,79 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     leaseMs: positiveDuration(env, 'AUTOMATION_RUN_LEASE', 30_000),
     tenantConcurrency: env.int('AUTOMATION_TENANT_CONCURRENCY', 0, { min: 0 }),
     automationConcurrency: env.int('AUTOMATION_AUTOMATION_CONCURRENCY', 0, { min: 0 }),
+    email: loadEmail(env, core.automation.host),
+  });
+}
+
+const SENDER = /^(\*|[^\s@*]+)@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
+const DOMAIN = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
+
+function loadEmail(env: EnvReader, host: string): EmailTriggerSettings | undefined {
+  if (env.optionalString('AUTOMATION_SMTP_PORT') === undefined) return undefined;
+  const port = env.int('AUTOMATION_SMTP_PORT', 0, { min: 0, max: 65_535 });
+  const domain = (env.optionalString('AUTOMATION_EMAIL_DOMAIN') ?? '').toLowerCase();
+  if (!DOMAIN.test(domain))
+    throw new SettingsError(
+      'AUTOMATION_EMAIL_DOMAIN',
+      domain,
+      'a domain name (needed with AUTOMATION_SMTP_PORT)',
+    );
+  const senders = env.list('AUTOMATION_EMAIL_SENDERS').map((s) => s.trim().toLowerCase());
+  const bad = senders.find((s) => !SENDER.test(s));
+  if (senders.length === 0 || bad !== undefined)
+    throw new SettingsError(
+      'AUTOMATION_EMAIL_SENDERS',
+      senders.join(','),
+      'a comma list of user@domain addresses and *@domain patterns (needed with AUTOMATION_SMTP_PORT)',
+    );
+  return Object.freeze({
+    port,
+    host: env.string('AUTOMATION_SMTP_HOST', host),
+    domain,
+    senders: Object.freeze(senders),
+    maxMessageBytes: env.size('AUTOMATION_EMAIL_MAX_BYTES', 10 * 1024 * 1024),
+    maxAttachments: env.int('AUTOMATION_EMAIL_MAX_ATTACHMENTS', 20, { min: 0, max: 1000 }),
+    maxRecipients: env.int('AUTOMATION_EMAIL_MAX_RECIPIENTS', 10, { min: 1, max: 100 }),
+    maxClients: env.int('AUTOMATION_SMTP_MAX_CLIENTS', 50, { min: 1, max: 10_000 }),
+    relay: relaySettings(env),
+    from: (env.optionalString('AUTOMATION_EMAIL_FROM') ?? `sluice@${domain}`).trim(),
+    replyAttempts: env.int('AUTOMATION_EMAIL_REPLY_ATTEMPTS', 6, { min: 1, max: 100 }),
+    replyBackoffMs: env.duration('AUTOMATION_EMAIL_REPLY_BACKOFF', 2_000),
+  });
+}
+
+/** AUTOMATION_SMTP_RELAY: smtp://[user:pass@]host[:port][?starttls=required] or smtps://… */
+function relaySettings(env: EnvReader): RelaySettings {
+  const name = 'AUTOMATION_SMTP_RELAY';
+  const text = env.optionalString(name);
+  let url: URL | undefined;
+  try {
+    url = text === undefined ? undefined : new URL(text);
+  } catch {
+    url = undefined;
+  }
+  const starttls = url?.searchParams.get('starttls') ?? null;
+  if (
+    !url ||
+    (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') ||
+    !url.hostname ||
+    [...url.searchParams.keys()].some((k) => k !== 'starttls') ||
+    (starttls !== null && starttls !== 'required' && starttls !== 'opportunistic')
+  )
+    throw new SettingsError(
+      name,
+      text === undefined ? '' : redactUrl(text),
+      'smtp://[user:pass@]host[:port][?starttls=required] or smtps://… (needed with AUTOMATION_SMTP_PORT: replies go through it)',
+    );
+  const secure = url.protocol === 'smtps:';
+  return Object.freeze({
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port ? Number(url.port) : secure ? 465 : 587,
+    secure,
+    requireTls: starttls === 'required',
+    user: url.username ? decodeURIComponent(url.username) : undefined,
+    pass: url.password ? decodeURIComponent(url.password) : undefined,
+    shown: redactUrl(text!),
   });
 }
 

@@ -15,6 +15,7 @@ import { LmdbRegistrySourceStore, type RegistrySourceStore } from './registry/so
 import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
 import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
 import { LmdbRunStore, type RunStore } from './runs/store.js';
+import { LmdbEmailMessageStore, type EmailMessageStore } from './triggers/email/message-store.js';
 
 export interface AutomationStores {
   automations: AutomationStore;
@@ -27,6 +28,8 @@ export interface AutomationStores {
   experiments: ExperimentStore;
   evaluatorConfigs: EvaluatorConfigStore;
   reviews: ReviewStore;
+  /** Inbound messages that started (or were refused) a run, by automation and Message-ID. */
+  emailMessages: EmailMessageStore;
   blobs: BlobStore;
   close(): Promise<void>;
 }
@@ -51,6 +54,7 @@ export function openLmdbStores(
     experiments: new LmdbExperimentStore(db),
     evaluatorConfigs: new LmdbEvaluatorConfigStore(db),
     reviews: new LmdbReviewStore(db),
+    emailMessages: new LmdbEmailMessageStore(db),
     blobs,
     close: () => db.close(),
   };

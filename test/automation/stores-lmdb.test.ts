@@ -28,6 +28,8 @@ import { registrySourceStoreContract } from './contracts/registry-source-store.c
 import { reviewStoreContract } from './contracts/review-store.contract.js';
 import { contractRun, runStoreContract } from './contracts/run-store.contract.js';
 import { scoreStoreContract } from './contracts/score-store.contract.js';
+import { emailMessageStoreContract } from './contracts/email-message-store.contract.js';
+import { LmdbEmailMessageStore } from '../../src/automation/triggers/email/message-store.js';
 
 /** A fresh LMDB environment and a close that removes it. */
 function openTemp(): { db: AutomationDb; dir: string; close: () => Promise<void> } {
@@ -76,6 +78,11 @@ reviewStoreContract('LMDB', async () => {
 automationStoreContract(
   'LMDB',
   onLmdb((db) => new LmdbAutomationStore(db)),
+);
+
+emailMessageStoreContract(
+  'LMDB',
+  onLmdb((db) => new LmdbEmailMessageStore(db)),
 );
 
 blobStoreContract('local directory', async () => {

@@ -16,6 +16,7 @@ import type { RunListQuery } from '../../src/automation/runs/list.js';
 import { emptyDetail } from '../../src/automation/runs/types.js';
 import { postgresSkip, startPostgres, type PostgresServer } from '../helpers/postgres.js';
 import { automationStoreContract } from './contracts/automation-store.contract.js';
+import { emailMessageStoreContract } from './contracts/email-message-store.contract.js';
 import { blobStoreContract } from './contracts/blob-store.contract.js';
 import { evaluatorConfigStoreContract } from './contracts/evaluator-config-store.contract.js';
 import { exampleStoreContract } from './contracts/example-store.contract.js';
@@ -77,6 +78,10 @@ describe('PostgreSQL stores', { skip: postgresSkip }, () => {
   automationStoreContract(
     'PostgreSQL',
     one((s) => s.automations),
+  );
+  emailMessageStoreContract(
+    'PostgreSQL',
+    one((s) => s.emailMessages),
   );
   blobStoreContract(
     'PostgreSQL',

@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../../core/settings/index.js';
 import { CodedError } from '../../core/errors.js';
 import { schemaProblem } from '../schemas/compiler.js';
+import { emailTrigger } from '../triggers/email/manifest-field.js';
 
 export type AutomationType = 'workflow' | 'agent';
 
@@ -126,10 +127,7 @@ export function parseManifest(
   if (isObject(t)) {
     if (t['api'] !== undefined) triggers.api = t['api'] !== false;
     if (t['manual'] !== undefined) triggers.manual = t['manual'] !== false;
-    if (isObject(t['email'])) {
-      triggers.email.enabled = t['email']['enabled'] === true;
-      if (Array.isArray(t['email']['aliases'])) triggers.email.aliases = t['email']['aliases'].map(String);
-    }
+    if (t['email'] !== undefined) triggers.email = emailTrigger(t['email'], issues);
     if (typeof t['cron'] === 'string') triggers.cron = t['cron'];
   }
   let model: string | null = null;

@@ -41,6 +41,12 @@ export interface AutomationRecord {
   model: string | null;
   createdAt: string;
   updatedAt: string;
+  /**
+   * Who last synced the record with a key: runs a trigger starts (email, schedules) belong to
+   * this tenant (docs/automation.md "Triggers"). Absent when only the start-up sync of the
+   * built-in packages wrote it: such an automation takes no triggered runs.
+   */
+  syncedBy?: { tenant: string; user: string };
 }
 
 export interface VersionRecord {
@@ -221,7 +227,7 @@ export class AutomationRegistry {
     return this.store.versions(automationId);
   }
 
-  async sync(idOrAlias: string): Promise<SyncResult> {
+  async sync(idOrAlias: string, by?: { tenant: string; user: string }): Promise<SyncResult> {
     if (idOrAlias.includes('@'))
       throw invalid(
         'id',
@@ -292,6 +298,8 @@ export class AutomationRegistry {
       createdAt: previous?.createdAt ?? now,
       updatedAt: previous?.updatedAt ?? now,
     };
+    const syncedBy = by ? { tenant: by.tenant, user: by.user } : previous?.syncedBy;
+    if (syncedBy) record.syncedBy = syncedBy;
     const comparable = (r: AutomationRecord) => JSON.stringify({ ...r, updatedAt: '' });
     const changed = !previous || comparable(previous) !== comparable(record);
     if (changed) record.updatedAt = now;

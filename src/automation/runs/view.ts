@@ -86,7 +86,11 @@ export function triggerView(run: RunRecord): RunTrigger {
   // Sluice keys name a user id, not a person's name or address: those stay empty.
   return {
     type: run.trigger.type,
-    by: by === '' || by === SYSTEM_USER ? null : { id: by, name: null, email: '' },
+    // A run mail started names its sender (the envelope address), which is also its address.
+    by:
+      by === '' || by === SYSTEM_USER
+        ? null
+        : { id: by, name: null, email: run.trigger.type === 'email' ? by : '' },
   };
 }
 

@@ -1,5 +1,5 @@
 // One Sluice automation node in its own process, for the multi-node tests: the AUTOMATION_*,
-// TRACING_* and OTEL_EXPORTER_OTLP_* variables of its environment configure it; prints {"url"}
+// TRACING_* and OTEL_EXPORTER_OTLP_* variables of its environment configure it; prints {"url", "smtpPort"}
 // once listening; SIGTERM closes it cleanly, SIGKILL is a crash.
 import { makeTestContext } from '../../helpers/context.js';
 import { startAutomation } from '../../../src/automation/index.js';
@@ -15,7 +15,7 @@ const env = Object.fromEntries(
 );
 const test = await makeTestContext({ dataDir, token, env });
 const service = await startAutomation(test.ctx);
-process.stdout.write(JSON.stringify({ url: service.url }) + '\n');
+process.stdout.write(JSON.stringify({ url: service.url, smtpPort: service.smtpPort }) + '\n');
 process.once('SIGTERM', () => {
   void service
     .close()

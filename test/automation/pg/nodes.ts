@@ -18,6 +18,8 @@ export const TOKEN = `pg-nodes-${process.pid}-${Math.random().toString(36).slice
 export interface Node {
   name: string;
   url: string;
+  /** The SMTP listener's port when the node has AUTOMATION_SMTP_PORT. */
+  smtpPort: number | undefined;
   start(): Promise<void>;
   kill(): Promise<void>;
   stop(): Promise<void>;
@@ -28,6 +30,7 @@ export function automationNode(name: string, dir: string, env: Record<string, st
   const node: Node = {
     name,
     url: '',
+    smtpPort: undefined,
     async start() {
       const started = spawn(process.execPath, ['--import', 'tsx', 'test/automation/pg/node-child.ts'], {
         env: {
@@ -56,7 +59,9 @@ export function automationNode(name: string, dir: string, env: Record<string, st
         }),
       );
       if (!line) throw new Error(`node ${name} exited before listening:\n${stderr}`);
-      node.url = JSON.parse(line).url as string;
+      const listening = JSON.parse(line) as { url: string; smtpPort?: number };
+      node.url = listening.url;
+      node.smtpPort = listening.smtpPort;
     },
     async kill() {
       const c = child;

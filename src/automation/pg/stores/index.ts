@@ -5,6 +5,7 @@ import type { AutomationStores } from '../../stores.js';
 import { PgBlobStore } from '../blob-store.js';
 import type { PgDatabase } from '../pool.js';
 import { PgAutomationStore } from './automations.js';
+import { PgEmailMessageStore } from './email-messages.js';
 import { PgExampleStore } from './examples.js';
 import { PgEvaluatorConfigStore, PgExperimentStore } from './experiments.js';
 import { PgFileStore } from './files.js';
@@ -42,6 +43,7 @@ export function openPgStores(
     experiments: new PgExperimentStore(db),
     evaluatorConfigs: new PgEvaluatorConfigStore(db),
     reviews: new PgReviewStore(db),
+    emailMessages: new PgEmailMessageStore(db),
     blobs,
     close: () => db.close(),
   };

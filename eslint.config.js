@@ -49,6 +49,11 @@ export const BOUNDARIES = [
     use: 'src/core/tracing (createTracing, TraceSpan)',
   },
   {
+    module: 'croner',
+    allowed: ['src/automation/triggers/cron/expression.ts'],
+    use: 'src/automation/triggers/cron/expression.ts (CronExpression)',
+  },
+  {
     module: 'ajv',
     allowed: ['src/automation/schemas/compiler.ts'],
     use: 'src/automation/schemas/compiler.ts (one dialect choice, one bounded cache)',

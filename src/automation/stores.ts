@@ -15,6 +15,8 @@ import { LmdbRegistrySourceStore, type RegistrySourceStore } from './registry/so
 import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
 import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
 import { LmdbRunStore, type RunStore } from './runs/store.js';
+import type { ScheduleStore } from './triggers/cron/schedule.js';
+import { LmdbScheduleStore } from './triggers/cron/store.js';
 
 export interface AutomationStores {
   automations: AutomationStore;
@@ -27,6 +29,8 @@ export interface AutomationStores {
   experiments: ExperimentStore;
   evaluatorConfigs: EvaluatorConfigStore;
   reviews: ReviewStore;
+  /** Registered schedules (cron triggers). */
+  schedules: ScheduleStore;
   blobs: BlobStore;
   close(): Promise<void>;
 }
@@ -41,16 +45,18 @@ export function openLmdbStores(
 ): AutomationStores {
   const db = openAutomationDb(join(dataDir, 'meta.lmdb'));
   const blobs = new LocalBlobStore(join(dataDir, 'blobs'), options.reserve);
+  const runs = new LmdbRunStore(db, { listScanLimit: options.listScanLimit });
   return {
     automations: new LmdbAutomationStore(db),
     registrySources: new LmdbRegistrySourceStore(db, blobs),
-    runs: new LmdbRunStore(db, { listScanLimit: options.listScanLimit }),
+    runs,
     scores: new LmdbScoreStore(db),
     files: new LmdbFileStore(db, blobs),
     examples: new LmdbExampleStore(db, blobs),
     experiments: new LmdbExperimentStore(db),
     evaluatorConfigs: new LmdbEvaluatorConfigStore(db),
     reviews: new LmdbReviewStore(db),
+    schedules: new LmdbScheduleStore(db, runs),
     blobs,
     close: () => db.close(),
   };

@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../../core/settings/index.js';
 import { CodedError } from '../../core/errors.js';
 import { schemaProblem } from '../schemas/compiler.js';
+import { parseCronTrigger, type CronTrigger } from '../triggers/cron/trigger.js';
 
 export type AutomationType = 'workflow' | 'agent';
 
@@ -12,7 +13,8 @@ export interface Triggers {
   api: boolean;
   manual: boolean;
   email: { enabled: boolean; aliases: string[] };
-  cron: string | null;
+  /** A schedule (src/automation/triggers/cron/trigger.ts); null: none. */
+  cron: CronTrigger | null;
 }
 
 export interface Manifest {
@@ -130,7 +132,7 @@ export function parseManifest(
       triggers.email.enabled = t['email']['enabled'] === true;
       if (Array.isArray(t['email']['aliases'])) triggers.email.aliases = t['email']['aliases'].map(String);
     }
-    if (typeof t['cron'] === 'string') triggers.cron = t['cron'];
+    triggers.cron = parseCronTrigger(t['cron'], issues);
   }
   let model: string | null = null;
   if (expectedType === 'agent') {

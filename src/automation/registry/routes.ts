@@ -82,7 +82,7 @@ export function automationRoutes(deps: ApiDeps): ApiRoute[] {
             'user_key_required',
             'sync requires a user-backed API key with automation:write',
           );
-        const result = await registry.sync(ctx.params['id']!);
+        const result = await registry.sync(ctx.params['id']!, { tenant: p.tenant });
         deps.log.info(
           {
             automation: result.automation.id,

@@ -4,6 +4,7 @@
 import type { AutomationStores } from '../../stores.js';
 import { PgBlobStore } from '../blob-store.js';
 import type { PgDatabase } from '../pool.js';
+import { PgScheduleStore } from '../../triggers/cron/pg-store.js';
 import { PgAutomationStore } from './automations.js';
 import { PgExampleStore } from './examples.js';
 import { PgEvaluatorConfigStore, PgExperimentStore } from './experiments.js';
@@ -42,6 +43,7 @@ export function openPgStores(
     experiments: new PgExperimentStore(db),
     evaluatorConfigs: new PgEvaluatorConfigStore(db),
     reviews: new PgReviewStore(db),
+    schedules: new PgScheduleStore(db),
     blobs,
     close: () => db.close(),
   };

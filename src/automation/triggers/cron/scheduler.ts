@@ -49,6 +49,8 @@ export class Scheduler {
   private again = false;
   private stopped = true;
   private closed = false;
+  /** A claim of the last look failed: the next look waits a poll interval, not HELD_RETRY_MS. */
+  private failing = false;
   private readonly now: () => number;
 
   constructor(private readonly o: SchedulerOptions) {
@@ -87,12 +89,14 @@ export class Scheduler {
   private async loop(): Promise<void> {
     let delay = this.o.pollMs;
     try {
+      this.failing = false;
       await this.fireDue();
       const next = (await this.o.store.due(Number.MAX_SAFE_INTEGER, 1))[0]?.nextFireAt;
       // A tick still due here is held by another node's claim: look again shortly, no spinning.
       if (next !== undefined && next !== null) {
         const wait = next - this.now();
-        delay = Math.min(delay, wait > 0 ? wait : HELD_RETRY_MS);
+        if (wait > 0) delay = Math.min(delay, wait);
+        else if (!this.failing) delay = HELD_RETRY_MS;
       }
     } catch (err) {
       this.o.log.warn({ err }, 'schedules could not be read or claimed; trying again');
@@ -131,6 +135,7 @@ export class Scheduler {
         this.onClaim(c, fireAt, now),
       );
     } catch (err) {
+      this.failing = true;
       this.o.metrics.failed();
       this.o.log.warn(
         { err, automation: s.automationId, tick: new Date(fireAt).toISOString() },

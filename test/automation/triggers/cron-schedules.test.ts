@@ -12,6 +12,7 @@ import type { KeyStore } from '../../../src/core/auth/index.js';
 import type { Logger } from '../../../src/core/log.js';
 import { parseManifest } from '../../../src/automation/registry/manifest.js';
 import type { ScheduleRecord } from '../../../src/automation/triggers/cron/schedule.js';
+import { CronExpression } from '../../../src/automation/triggers/cron/expression.js';
 import { Scheduler, type FiredTick } from '../../../src/automation/triggers/cron/scheduler.js';
 import type { CronMetrics } from '../../../src/automation/triggers/cron/metrics.js';
 import { startHarness, type Harness } from '../harness.js';
@@ -61,6 +62,49 @@ describe('triggers.cron in a manifest', () => {
     assert.deepEqual(issuesOf({ schedule: '* * * * *', overlap: 'queue' }), ['triggers.cron.overlap']);
     assert.deepEqual(issuesOf({ schedule: '* * * * *', input: [1] }), ['triggers.cron.input']);
     assert.deepEqual(issuesOf({ schedule: '* * * * *', every: 1 }), ['triggers.cron.every']);
+  });
+});
+
+describe('daylight-saving changes, as croner documents them (Europe/Paris, 2031)', () => {
+  const iso = (xs: number[]) => xs.map((t) => new Date(t).toISOString());
+  const expr = (schedule: string) => CronExpression.parse(schedule, 'Europe/Paris') as CronExpression;
+
+  it('a fixed-time schedule runs after a spring-forward gap, and once when its time occurs twice', () => {
+    // 30 March: 02:00 → 03:00, so 02:30 does not exist and it runs at 03:00 (01:00Z).
+    assert.deepEqual(iso(expr('30 2 * * *').nextTicks(3, Date.parse('2031-03-28T12:00:00Z'))), [
+      '2031-03-29T01:30:00.000Z',
+      '2031-03-30T01:00:00.000Z',
+      '2031-03-31T00:30:00.000Z',
+    ]);
+    // 26 October: 03:00 → 02:00, so 02:30 occurs twice; it runs at the first (00:30Z).
+    assert.deepEqual(iso(expr('30 2 * * *').nextTicks(3, Date.parse('2031-10-24T12:00:00Z'))), [
+      '2031-10-25T00:30:00.000Z',
+      '2031-10-26T00:30:00.000Z',
+      '2031-10-27T01:30:00.000Z',
+    ]);
+  });
+
+  it('an interval schedule skips the gap and runs on both occurrences of a repeated time', () => {
+    assert.deepEqual(iso(expr('*/30 * * * *').nextTicks(3, Date.parse('2031-03-30T00:10:00Z'))), [
+      '2031-03-30T00:30:00.000Z',
+      '2031-03-30T01:00:00.000Z',
+      '2031-03-30T01:30:00.000Z',
+    ]);
+    assert.deepEqual(iso(expr('*/30 * * * *').nextTicks(4, Date.parse('2031-10-25T23:50:00Z'))), [
+      '2031-10-26T00:00:00.000Z',
+      '2031-10-26T00:30:00.000Z',
+      '2031-10-26T01:00:00.000Z',
+      '2031-10-26T01:30:00.000Z',
+    ]);
+  });
+
+  it('latest gives the ticks at or before a time, latest first', () => {
+    const at = Date.parse('2031-03-30T01:00:00Z');
+    assert.deepEqual(iso(expr('*/30 * * * *').latest(2, at)), [
+      '2031-03-30T01:00:00.000Z',
+      '2031-03-30T00:30:00.000Z',
+    ]);
+    assert.deepEqual(iso(expr('*/30 * * * *').latest(1, at - 1)), ['2031-03-30T00:30:00.000Z']);
   });
 });
 

@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { KeyStore } from '../../../src/core/auth/index.js';
 import type { Logger } from '../../../src/core/log.js';
+import { ApiError } from '../../../src/automation/errors.js';
+import type { StartRunRequest } from '../../../src/automation/runs/service.js';
+import type { RunRecord } from '../../../src/automation/runs/types.js';
 import { parseManifest } from '../../../src/automation/registry/manifest.js';
 import type { ScheduleRecord } from '../../../src/automation/triggers/cron/schedule.js';
 import { CronExpression } from '../../../src/automation/triggers/cron/expression.js';
@@ -119,7 +122,7 @@ describe('schedules on one node', () => {
     missed: (n) => (counted.missed += n),
     failed: () => counted.failed++,
   };
-  let scheduler: (catchup?: number) => Scheduler;
+  let scheduler: (catchup?: number, start?: (req: StartRunRequest) => Promise<RunRecord>) => Scheduler;
   const lines: { level: string; msg: string; fields: any }[] = [];
   const at = (level: string) => (fields: any, msg: string) =>
     void lines.push({
@@ -164,11 +167,11 @@ export default { steps: [{ name: 'wait', async run(ctx) {
     h = await startHarness();
     const keys = h.ctx.ctx.auth as KeyStore;
     other = (await keys.create({ tenant: 'tenant-other', user: 'olga', name: 'o', scopes: ['admin'] })).token;
-    scheduler = (catchup = 1) =>
+    scheduler = (catchup = 1, start = (req: StartRunRequest) => h.service.core.runs.start(req)) =>
       new Scheduler({
         store: store(),
         queue: h.service.core.queue,
-        start: (req) => h.service.core.runs.start(req),
+        start,
         catchup,
         pollMs: 1000,
         log,
@@ -372,5 +375,33 @@ export default { steps: [{ name: 'wait', async run(ctx) {
     assert.equal(both.flat().filter((f) => f.automationId === id).length, 1);
     const ticks = (await cronRuns(id)).map((r) => r.input.metadata.schedule.tick);
     assert.equal(ticks.filter((t) => t === new Date(T0 + 20 * MINUTE).toISOString()).length, 1);
+  });
+
+  it('a start refused with a 4xx skips the tick with its code; any other failure leaves the tick due', async () => {
+    const id = (await h.api('GET', '/automations/workflows.catchup')).body.id as string;
+    now = T0 + 21 * MINUTE;
+    const refused = await scheduler(1, () =>
+      Promise.reject(new ApiError(429, 'too_many_queued_runs', 'the queue is full')),
+    ).fireDue();
+    assert.deepEqual(
+      refused.filter((f) => f.automationId === id).map((f) => f.outcome.skipped),
+      [{ reason: 'too_many_queued_runs' }],
+    );
+    assert.equal((await store().get(id))?.lastSkipReason, 'too_many_queued_runs');
+    now = T0 + 22 * MINUTE;
+    const failed = counted.failed;
+    const broken = await scheduler(1, () => Promise.reject(new Error('the database is down'))).fireDue();
+    assert.deepEqual(
+      broken.filter((f) => f.automationId === id),
+      [],
+    );
+    assert.ok(counted.failed > failed);
+    assert.equal((await store().get(id))?.nextFireAt, T0 + 22 * MINUTE);
+    // Once the start works again the same tick fires.
+    const again = await scheduler().fireDue();
+    assert.deepEqual(
+      again.filter((f) => f.automationId === id).map((f) => f.outcome.tick),
+      [T0 + 22 * MINUTE],
+    );
   });
 });

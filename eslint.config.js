@@ -65,6 +65,11 @@ export const BOUNDARIES = [
     use: 'src/automation/triggers/email/relay.ts (createRelay)',
   },
   {
+    module: 'croner',
+    allowed: ['src/automation/triggers/cron/expression.ts'],
+    use: 'src/automation/triggers/cron/expression.ts (CronExpression)',
+  },
+  {
     module: 'ajv',
     allowed: ['src/automation/schemas/compiler.ts'],
     use: 'src/automation/schemas/compiler.ts (one dialect choice, one bounded cache)',

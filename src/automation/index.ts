@@ -42,9 +42,14 @@ import { openPgBackend, type PgBackend } from './pg/backend.js';
 import { chainAuthenticators } from './pg/key-store.js';
 import { queuePort } from './pg/run-queue.js';
 import { LocalRunQueue } from './runs/local-queue.js';
+import type { RunQueue } from './runs/queue.js';
 import { runReviewView } from './reviews/view.js';
 import { localOnly, throughSharedStores } from './runs/sharing.js';
 import { startEmailTrigger, type EmailTrigger } from './triggers/email/index.js';
+import { cronMetrics } from './triggers/cron/metrics.js';
+import { scheduleRegistration } from './triggers/cron/registration.js';
+import { scheduleRoutes } from './triggers/cron/routes.js';
+import { Scheduler } from './triggers/cron/scheduler.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
 export type { ScoreStore, EvalResult } from './runs/scores.js';
@@ -58,6 +63,8 @@ export interface AutomationCore {
   stores: AutomationStores;
   registry: AutomationRegistry;
   runs: RunService;
+  /** The run queue the run service runs every run through (a schedule's claim queues on it). */
+  queue: RunQueue;
   scores: ScoreStore;
   files: FileStore;
   reviews: ReviewStore;
@@ -169,6 +176,7 @@ export async function startAutomation(
     await closeStores();
     ops.close();
   };
+  let scheduler: Scheduler | undefined;
   try {
     const repo = new RegistryRepository({
       path: settings.registryPath,
@@ -181,6 +189,14 @@ export async function startAutomation(
         : undefined,
     });
     const registry = new AutomationRegistry(stores.automations, repo, settings.defaultTimeoutMs);
+    registry.addSyncHook(
+      scheduleRegistration({
+        store: stores.schedules,
+        schemaPool: evalPool,
+        log,
+        changed: () => scheduler?.wake(),
+      }),
+    );
     log.debug({ path: repo.path }, 'opening the automation registry');
     const init = await registry.init();
     ops.readiness.register(
@@ -191,6 +207,7 @@ export async function startAutomation(
       log.info({ path: repo.path, from: init.opened, synced: init.synced }, 'automation registry created');
 
     const tracing = createTracing(settings.tracing, 'sluice-automation');
+    const queue = pg ? queuePort(pg.queue) : localQueue!;
     const runs = new RunService(stores.runs, registry, pool, {
       blobs: stores.blobs,
       runsDir: join(settings.dataDir, 'runs'),
@@ -203,7 +220,7 @@ export async function startAutomation(
       log,
       schemaPool: evalPool,
       observer: loggedRuns(runObserver, log),
-      queue: pg ? queuePort(pg.queue) : localQueue!,
+      queue,
       sharing: pg ? throughSharedStores(stores.blobs, registry) : localOnly,
       capacity: settings.poolThreads,
       tracing,
@@ -211,6 +228,17 @@ export async function startAutomation(
     const recovered = await runs.recover();
     if (recovered.requeued + recovered.failed > 0)
       log.info(recovered, 'runs left over from the last process');
+    // Every node fires schedules; a tick's claim makes it one node's (triggers/cron/).
+    scheduler = new Scheduler({
+      store: stores.schedules,
+      queue,
+      start: (req) => runs.start(req),
+      catchup: settings.cronCatchup,
+      pollMs: settings.cronPollMs,
+      log,
+      metrics: cronMetrics(ops.metrics),
+    });
+    scheduler.start();
 
     const secret = settings.downloadTokenSecret
       ? Buffer.from(settings.downloadTokenSecret)
@@ -221,6 +249,7 @@ export async function startAutomation(
       stores,
       registry,
       runs,
+      queue,
       scores,
       files,
       reviews,
@@ -256,6 +285,7 @@ export async function startAutomation(
       ...runRoutes(deps),
       ...artifactRoutes(deps),
       ...fileRoutes(deps),
+      ...scheduleRoutes(stores.schedules),
     ];
     // Datasets, evaluators, experiments and reviews are part of the service by default.
     for (const contribute of [qualityContributor(), ...contributors]) routes.push(...contribute(core, deps));
@@ -365,6 +395,7 @@ export async function startAutomation(
           await email?.close();
           await server.close(ctx.core.shutdownGraceMs);
           for (const close of closers) await close();
+          await scheduler?.stop();
           await runs.close();
           await tracing.close();
           await closeWorkersAndStores();
@@ -373,6 +404,7 @@ export async function startAutomation(
       },
     };
   } catch (err) {
+    await scheduler?.stop();
     await closeWorkersAndStores();
     throw err;
   }

@@ -58,6 +58,10 @@ export interface AutomationSettings {
   /** Runs of one tenant / one automation running at once across every node; 0: no limit. */
   readonly tenantConcurrency: number;
   readonly automationConcurrency: number;
+  /** Schedules (docs/automation.md, "Triggers"): ticks fired after a gap, the latest ones. */
+  readonly cronCatchup: number;
+  /** How often a node looks for schedules due (besides waking at the earliest next tick it knows). */
+  readonly cronPollMs: number;
   /** The email trigger (docs/automation.md "Triggers"); undefined: no SMTP listener (the default). */
   readonly email: EmailTriggerSettings | undefined;
 }
@@ -149,6 +153,8 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     leaseMs: positiveDuration(env, 'AUTOMATION_RUN_LEASE', 30_000),
     tenantConcurrency: env.int('AUTOMATION_TENANT_CONCURRENCY', 0, { min: 0 }),
     automationConcurrency: env.int('AUTOMATION_AUTOMATION_CONCURRENCY', 0, { min: 0 }),
+    cronCatchup: env.int('AUTOMATION_CRON_CATCHUP', 1, { min: 1, max: 1000 }),
+    cronPollMs: positiveDuration(env, 'AUTOMATION_CRON_POLL', 5_000),
     email: loadEmail(env, core.automation.host),
   });
 }

@@ -16,6 +16,8 @@ import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
 import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
 import { LmdbRunStore, type RunStore } from './runs/store.js';
 import { LmdbEmailMessageStore, type EmailMessageStore } from './triggers/email/message-store.js';
+import type { ScheduleStore } from './triggers/cron/schedule.js';
+import { LmdbScheduleStore } from './triggers/cron/store.js';
 
 export interface AutomationStores {
   automations: AutomationStore;
@@ -30,6 +32,8 @@ export interface AutomationStores {
   reviews: ReviewStore;
   /** Inbound messages that started (or were refused) a run, by automation and Message-ID. */
   emailMessages: EmailMessageStore;
+  /** Registered schedules (cron triggers). */
+  schedules: ScheduleStore;
   blobs: BlobStore;
   close(): Promise<void>;
 }
@@ -44,10 +48,11 @@ export function openLmdbStores(
 ): AutomationStores {
   const db = openAutomationDb(join(dataDir, 'meta.lmdb'));
   const blobs = new LocalBlobStore(join(dataDir, 'blobs'), options.reserve);
+  const runs = new LmdbRunStore(db, { listScanLimit: options.listScanLimit });
   return {
     automations: new LmdbAutomationStore(db),
     registrySources: new LmdbRegistrySourceStore(db, blobs),
-    runs: new LmdbRunStore(db, { listScanLimit: options.listScanLimit }),
+    runs,
     scores: new LmdbScoreStore(db),
     files: new LmdbFileStore(db, blobs),
     examples: new LmdbExampleStore(db, blobs),
@@ -55,6 +60,7 @@ export function openLmdbStores(
     evaluatorConfigs: new LmdbEvaluatorConfigStore(db),
     reviews: new LmdbReviewStore(db),
     emailMessages: new LmdbEmailMessageStore(db),
+    schedules: new LmdbScheduleStore(db, runs),
     blobs,
     close: () => db.close(),
   };

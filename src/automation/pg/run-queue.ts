@@ -228,15 +228,8 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * Stores a new run (record, detail, first events, as PgRunStore.create) and queues it, in one
    * statement: one commit instead of the create's and the enqueue's.
    */
-  async createQueued(record: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
-    await run(() =>
-      this.db.query(sql.CREATE_QUEUED, [
-        ...recordValues(record),
-        JSON.stringify(detail),
-        ...eventsParam(events),
-        sharedBlobs(record),
-      ]),
-    );
+  createQueued(record: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
+    return createQueuedIn(this.db, record, detail, events);
   }
 
   /**
@@ -394,6 +387,27 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       // The next renewal or reconnect tries again.
     }
   }
+}
+
+/**
+ * Stores a new run and queues it (as PgRunQueue.createQueued) on `q`: inside a caller's
+ * transaction, the run is stored and queued with whatever else that transaction writes (a
+ * schedule's tick claim), and the wake goes out when it commits.
+ */
+export async function createQueuedIn(
+  q: Queryable,
+  record: RunRecord,
+  detail: RunDetail,
+  events: RunEvent[],
+): Promise<void> {
+  await run(() =>
+    q.query(sql.CREATE_QUEUED, [
+      ...recordValues(record),
+      JSON.stringify(detail),
+      ...eventsParam(events),
+      sharedBlobs(record),
+    ]),
+  );
 }
 
 /** Runs a statement, turning connection failures into database_unavailable. */

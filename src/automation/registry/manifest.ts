@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../../core/settings/index.js';
 import { CodedError } from '../../core/errors.js';
 import { schemaProblem } from '../schemas/compiler.js';
+import { parseCronTrigger, type CronTrigger } from '../triggers/cron/trigger.js';
 import { emailTrigger } from '../triggers/email/manifest-field.js';
 
 export type AutomationType = 'workflow' | 'agent';
@@ -13,7 +14,8 @@ export interface Triggers {
   api: boolean;
   manual: boolean;
   email: { enabled: boolean; aliases: string[] };
-  cron: string | null;
+  /** A schedule (src/automation/triggers/cron/trigger.ts); null: none. */
+  cron: CronTrigger | null;
 }
 
 export interface Manifest {
@@ -128,7 +130,7 @@ export function parseManifest(
     if (t['api'] !== undefined) triggers.api = t['api'] !== false;
     if (t['manual'] !== undefined) triggers.manual = t['manual'] !== false;
     if (t['email'] !== undefined) triggers.email = emailTrigger(t['email'], issues);
-    if (typeof t['cron'] === 'string') triggers.cron = t['cron'];
+    triggers.cron = parseCronTrigger(t['cron'], issues);
   }
   let model: string | null = null;
   if (expectedType === 'agent') {

@@ -129,8 +129,28 @@ export function parseTarget(text: string): RunTarget {
   return { type: m[1] === 'workflows' ? 'workflow' : 'agent', name: m[2]!, version };
 }
 
+/**
+ * Who synced a release: the caller's tenant and user (none for the syncs of the registry's
+ * first start). Runs its triggers start (schedules, mail) belong to that tenant.
+ */
+export interface SyncedBy {
+  tenant: string;
+  user: string;
+}
+
+/**
+ * What other parts of the service do at a sync (schedules: triggers/cron/registration.ts).
+ * `check` runs before the records are written and fails the sync by throwing; `synced` runs
+ * after they are.
+ */
+export interface SyncHook {
+  check?(manifest: Manifest, automation: { id: string; slug: string }): Promise<void>;
+  synced?(record: AutomationRecord, manifest: Manifest, by: SyncedBy | undefined): Promise<void>;
+}
+
 export class AutomationRegistry {
   private readonly manifests = new Map<string, Manifest>();
+  private readonly hooks: SyncHook[] = [];
 
   constructor(
     private readonly store: AutomationStore,
@@ -227,7 +247,11 @@ export class AutomationRegistry {
     return this.store.versions(automationId);
   }
 
-  async sync(idOrAlias: string, by?: { tenant: string; user: string }): Promise<SyncResult> {
+  addSyncHook(hook: SyncHook): void {
+    this.hooks.push(hook);
+  }
+
+  async sync(idOrAlias: string, by?: SyncedBy): Promise<SyncResult> {
     if (idOrAlias.includes('@'))
       throw invalid(
         'id',
@@ -265,10 +289,12 @@ export class AutomationRegistry {
     const latest = releases[0];
     if (!latest) throw notFound(`release of ${pkg} (tag ${pkg}@X.Y.Z)`, 'id');
     const manifest = await this.manifestAt(latest.commit, target.type, target.slug);
+    const knownId = (await this.store.idOfAlias(pkg)) ?? automationIdFor(target.type, target.slug);
+    for (const h of this.hooks) await h.check?.(manifest, { id: knownId, slug: target.slug });
     // Before the records name them: any node may then run any of the package's releases.
     for (const r of releases) await this.repo.publish(r.commit);
     const warnings: string[] = [];
-    const id = (await this.store.idOfAlias(pkg)) ?? automationIdFor(target.type, target.slug);
+    const id = knownId;
     const previous = await this.get(id);
     // Without a remote each node's tags are its own: a node that never saw the synced release
     // would roll the shared records back to the releases it has.
@@ -316,6 +342,7 @@ export class AutomationRegistry {
       versions.some((v) => !known.has(`${v.version}:${v.commit}`)) || known.size !== versions.length;
     if (changed || versionsChanged) await this.store.save(record, pkg, versions);
     const result = previous && !changed ? previous : record;
+    for (const h of this.hooks) await h.synced?.(result, manifest, by);
     return {
       automation: {
         id,

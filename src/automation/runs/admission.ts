@@ -57,6 +57,11 @@ export interface StartRunRequest {
   pinnedGit?: RunGit & { version: string; versionId: string | null };
   /** The caller's W3C traceparent header: the run's trace continues it (when tracing is on). */
   traceparent?: string | undefined;
+  /**
+   * Internal: stores and queues the run in the caller's step instead of the queue's own (a
+   * schedule's tick claim, triggers/cron/scheduler.ts: the run and the claim commit together).
+   */
+  createQueued?: (run: RunRecord, detail: RunDetail, events: RunEvent[]) => Promise<void>;
 }
 
 export class Admission {
@@ -234,7 +239,8 @@ export class Admission {
     ];
     try {
       // One step: the run is never stored without being queued.
-      await this.e.queue.createQueued(record, detail, events);
+      if (req.createQueued) await req.createQueued(record, detail, events);
+      else await this.e.queue.createQueued(record, detail, events);
     } catch (err) {
       throw persistenceError(err);
     }

@@ -4,6 +4,7 @@
 import type { AutomationStores } from '../../stores.js';
 import { PgBlobStore } from '../blob-store.js';
 import type { PgDatabase } from '../pool.js';
+import { PgScheduleStore } from '../../triggers/cron/pg-store.js';
 import { PgAutomationStore } from './automations.js';
 import { PgEmailMessageStore } from './email-messages.js';
 import { PgExampleStore } from './examples.js';
@@ -44,6 +45,7 @@ export function openPgStores(
     evaluatorConfigs: new PgEvaluatorConfigStore(db),
     reviews: new PgReviewStore(db),
     emailMessages: new PgEmailMessageStore(db),
+    schedules: new PgScheduleStore(db),
     blobs,
     close: () => db.close(),
   };

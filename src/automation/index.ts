@@ -130,15 +130,17 @@ export async function startAutomation(
   }
   // Writes keep SLUICE_DISK_RESERVE free on the data directory's disk (core/disk/reserve.ts).
   const reserve = loggedReserve('automation store', settings.dataDir, ctx.core.diskReserveBytes, log);
-  const stores: AutomationStores =
-    pg?.stores ?? openLmdbStores(settings.dataDir, { listScanLimit: settings.listScanLimit, reserve });
-  // The run queue: PostgreSQL's (in the backend) with several nodes, else this process's own.
-  const localQueue = pg
+  const lmdb = pg
     ? undefined
-    : new LocalRunQueue(stores.runs, {
-        tenantConcurrency: settings.tenantConcurrency,
-        automationConcurrency: settings.automationConcurrency,
-      });
+    : openLmdbStores(settings.dataDir, { listScanLimit: settings.listScanLimit, reserve });
+  const stores: AutomationStores = pg?.stores ?? lmdb!;
+  // The run queue: PostgreSQL's (in the backend) with several nodes, else this process's own.
+  const localQueue =
+    lmdb &&
+    new LocalRunQueue(lmdb.runs, {
+      tenantConcurrency: settings.tenantConcurrency,
+      automationConcurrency: settings.automationConcurrency,
+    });
   const closeStores = () => {
     localQueue?.close();
     return pg ? pg.close() : stores.close();

@@ -38,6 +38,11 @@ export interface AutomationStores {
   close(): Promise<void>;
 }
 
+/** The embedded default's stores: its run store is the in-process run queue's (local-queue.ts). */
+export interface LmdbStores extends AutomationStores {
+  runs: LmdbRunStore;
+}
+
 /**
  * The embedded default: one LMDB environment (`meta.lmdb`) and blobs on disk, under `dataDir`.
  * `reserve` guards the blob writes (the LMDB writes are guarded per request, in index.ts).
@@ -45,7 +50,7 @@ export interface AutomationStores {
 export function openLmdbStores(
   dataDir: string,
   options: { listScanLimit: number; reserve: DiskReserve },
-): AutomationStores {
+): LmdbStores {
   const db = openAutomationDb(join(dataDir, 'meta.lmdb'));
   const blobs = new LocalBlobStore(join(dataDir, 'blobs'), options.reserve);
   const runs = new LmdbRunStore(db, { listScanLimit: options.listScanLimit });

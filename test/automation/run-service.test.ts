@@ -113,6 +113,23 @@ describe('RunService over the in-process queue', () => {
     }
   });
 
+  it('makes no folder for a run that writes no files', async () => {
+    const e = await open();
+    try {
+      const started = await e.runs.start({
+        target: 'agents.echo-agent',
+        input: { text: 'no files' },
+        principal,
+      });
+      const done = await e.runs.waitFor(started.id, HANG_MS);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(done.files, []);
+      assert.equal(existsSync(e.runs.runDir(done.id)), false);
+    } finally {
+      await e.close();
+    }
+  });
+
   it('keeps a run queued while the pool is full, cancels it out of the queue, and cancels the running one', async () => {
     const e = await open({ maxQueuedRuns: 1 });
     try {

@@ -133,3 +133,46 @@ describe('LmdbRunStore scan limit', () => {
     }
   });
 });
+
+describe('LmdbRunStore end of a run', () => {
+  it('writes the last events, the record and the detail in one go, index entries moved from the stored record', async () => {
+    const t = openTemp();
+    try {
+      const store = new LmdbRunStore(t.db);
+      const run = {
+        ...contractRun('t1', 1),
+        status: 'pending' as const,
+        startedAt: null,
+        completedAt: null,
+      };
+      const created = { seq: 1, type: 'run.created', timestamp: new Date(run.createdAt).toISOString() };
+      await store.create(run, emptyDetail(), [created]);
+      // Written through while it ran: the end moves index entries from this record, not the first.
+      const running = { ...run, status: 'running' as const, startedAt: run.createdAt + 1 };
+      await store.update(run, running);
+      const ended = { ...running, status: 'completed' as const, completedAt: run.createdAt + 2, output: 1 };
+      const last = { seq: 2, type: 'run.completed', timestamp: new Date(ended.completedAt).toISOString() };
+      const detail = { ...emptyDetail(), trace: [{ type: 'end' }] };
+      await store.end(ended, detail, [last]);
+      assert.deepEqual(await store.get(run.id), ended);
+      assert.deepEqual(await store.getDetail(run.id), detail);
+      assert.deepEqual(
+        (await store.events(run.id)).map((e) => e.type),
+        ['run.created', 'run.completed'],
+      );
+      const byStatus = async (status: string) =>
+        (
+          await store.list({ tenant: 't1', limit: 10, sort: 'createdAt', order: 'asc', statuses: [status] })
+        ).runs.map((r) => r.id);
+      assert.deepEqual(await byStatus('completed'), [run.id]);
+      assert.deepEqual(await byStatus('running'), []);
+      assert.deepEqual(await byStatus('pending'), []);
+      assert.deepEqual(
+        (await store.unfinished()).map((r) => r.id),
+        [],
+      );
+    } finally {
+      await t.close();
+    }
+  });
+});

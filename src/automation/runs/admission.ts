@@ -4,7 +4,6 @@
 // node claims it then executes it (execution.ts).
 
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Principal } from '../../core/auth/types.js';
 import { invalid, notFound, ApiError } from '../errors.js';
@@ -15,7 +14,7 @@ import type { Manifest } from '../registry/manifest.js';
 import { checkSchema } from '../evals/index.js';
 import type { TraceSpan } from '../../core/tracing/index.js';
 import type { Engine } from './engine.js';
-import { inputPath, OUTPUT_DIR } from './folder.js';
+import { inputPath } from './folder.js';
 import { newRunId, sampleRank } from './ids.js';
 import {
   emptyUsage,
@@ -157,7 +156,7 @@ export class Admission {
     const now = Date.now();
     const id = newRunId(now);
     const dir = this.e.runDir(id);
-    await mkdir(join(dir, OUTPUT_DIR), { recursive: true });
+    // No folder for a run without input files: its worker makes output/ when it writes a file.
     const inputFiles: RunInputFile[] = [];
     for (const f of req.files ?? []) {
       const rel = inputPath(f.field, f.filename);
@@ -237,12 +236,15 @@ export class Admission {
       },
       { seq: 2, type: 'run.queued', timestamp: iso, status: 'pending' },
     ];
+    this.e.admitted.set(id, { record, detail, seq: 2, at: now, automation, manifest });
     try {
       // One step: the run is never stored without being queued.
       if (req.createQueued) await req.createQueued(record, detail, events);
       else await this.e.queue.createQueued(record, detail, events);
     } catch (err) {
       throw persistenceError(err);
+    } finally {
+      this.e.admitted.delete(id);
     }
     await this.linkRetry(previous, id);
     return (await this.e.get(id)) ?? record;

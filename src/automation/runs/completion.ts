@@ -69,9 +69,11 @@ export class Completion {
     try {
       stillMine = await whileUnavailable(
         async () => {
+          // The run's earlier writes land before its end: awaited here, unless the store commits
+          // in the order writes are issued (then the end joins them in one commit when it can).
           if (!writesAwaited) {
             writesAwaited = true;
-            await Promise.all(active.writes);
+            if (!this.e.store.ordered) await Promise.all(active.writes);
           }
           if (active.abandoned) return false;
           return this.e.queue.completeWith(next.id, status, {

@@ -7,7 +7,8 @@ import type { Logger } from '../../core/log.js';
 import type { RunPool, RunHandle } from '../executor/pool.js';
 import type { ProviderSettings } from '../executor/protocol.js';
 import type { BlobStore } from '../files/blob-store.js';
-import type { AutomationRegistry } from '../registry/service.js';
+import type { AutomationRecord, AutomationRegistry } from '../registry/service.js';
+import type { Manifest } from '../registry/manifest.js';
 import type { ScriptPool } from '../evals/index.js';
 import { runFolder } from './folder.js';
 import type { RunQueue } from './queue.js';
@@ -79,8 +80,25 @@ export function track(active: ActiveRun, write: Promise<unknown>): void {
   active.writes.push(write);
 }
 
+/**
+ * A run this node admitted, kept while its creation commits: a claim of it here takes its record
+ * from here instead of reading back what was just written (the in-process queue lets it be
+ * claimed before that commit is done, local-queue.ts).
+ */
+export interface AdmittedRun {
+  record: RunRecord;
+  detail: RunDetail;
+  /** The highest seq of its first events, and their time. */
+  seq: number;
+  at: number;
+  automation: AutomationRecord;
+  manifest: Manifest;
+}
+
 export class Engine {
   readonly active = new Map<string, ActiveRun>();
+  /** Runs admitted here whose creation is being committed (see AdmittedRun). */
+  readonly admitted = new Map<string, AdmittedRun>();
   /** Live runs whose end is being written (their pool thread is free). */
   readonly finishing = new WeakSet<ActiveRun>();
   /** Ends being written (Completion.finish): the service's close waits for them. */

@@ -4,7 +4,6 @@
 // is no longer this node's (lease lost, node shutting down) is abandoned: stopped, and nothing
 // more recorded here.
 
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RunFailure } from '../executor/failure.js';
 import type { InputFileRef, WorkerMessage } from '../executor/protocol.js';
@@ -14,7 +13,7 @@ import type { AutomationRecord } from '../registry/service.js';
 import type { Manifest } from '../registry/manifest.js';
 import { isUnavailable } from '../retry.js';
 import type { Completion } from './completion.js';
-import type { ActiveRun, Engine } from './engine.js';
+import type { ActiveRun, AdmittedRun, Engine } from './engine.js';
 import { OUTPUT_DIR, outputPath } from './folder.js';
 import type { QueueClaim } from './queue.js';
 import type { EventFields, RunRecorder } from './recorder.js';
@@ -66,8 +65,16 @@ export class Execution {
    * previous process of this node was executing when it stopped, which ends failed.
    */
   async adopt(claim: QueueClaim, interrupted = false): Promise<void> {
-    const { queue } = this.e;
     const id = claim.runId;
+    const held = claim.takeover || interrupted || claim.attempt > 1 ? undefined : this.e.admitted.get(id);
+    if (held) {
+      // Admitted here a moment ago: what admission wrote is at hand, not read back.
+      const detail: RunDetail = { ...held.detail, steps: [], trace: [], usage: emptyUsage() };
+      const active = this.live(claim, held.record, detail, held.seq, held.at);
+      active.executed = this.execute(active, claim, held);
+      return;
+    }
+    const { queue } = this.e;
     let record: RunRecord | undefined;
     let stored: RunDetail | undefined;
     try {
@@ -90,19 +97,13 @@ export class Execution {
     const events = await this.e.store.events(id).catch(() => [] as RunEvent[]);
     const base = stored ?? emptyDetail();
     const detail: RunDetail = claim.takeover ? { ...base, steps: [], trace: [], usage: emptyUsage() } : base;
-    const active: ActiveRun = {
+    const active = this.live(
+      claim,
       record,
       detail,
-      seq: events.reduce((m, e) => Math.max(m, e.seq), 0),
-      handle: undefined,
-      cancelledBeforeSubmit: false,
-      writes: [],
-      lastEventMs: events.reduce((m, e) => Math.max(m, Date.parse(e.timestamp)), 0),
-      abandoned: false,
-      executed: Promise.resolve(),
-      span: this.e.tracing.execution(record, claim.attempt, claim.takeover),
-    };
-    this.e.active.set(id, active);
+      events.reduce((m, e) => Math.max(m, e.seq), 0),
+      events.reduce((m, e) => Math.max(m, Date.parse(e.timestamp)), 0),
+    );
     if (interrupted) {
       active.executed = this.completion.finish(active, {
         kind: 'failed',
@@ -127,10 +128,35 @@ export class Execution {
       });
     }
     // Claiming goes on while the run executes.
-    active.executed = this.execute(active, claim);
+    active.executed = this.execute(active, claim, undefined);
   }
 
-  private async execute(active: ActiveRun, claim: QueueClaim): Promise<void> {
+  /** The claimed run made this node's live run. */
+  private live(
+    claim: QueueClaim,
+    record: RunRecord,
+    detail: RunDetail,
+    seq: number,
+    lastEventMs: number,
+  ): ActiveRun {
+    const active: ActiveRun = {
+      record,
+      detail,
+      seq,
+      handle: undefined,
+      cancelledBeforeSubmit: false,
+      writes: [],
+      lastEventMs,
+      abandoned: false,
+      executed: Promise.resolve(),
+      span: this.e.tracing.execution(record, claim.attempt, claim.takeover),
+    };
+    this.e.active.set(claim.runId, active);
+    return active;
+  }
+
+  /** `held`: the run as admitted here (its automation and manifest are known). */
+  private async execute(active: ActiveRun, claim: QueueClaim, held: AdmittedRun | undefined): Promise<void> {
     const id = claim.runId;
     const { record, detail } = active;
     try {
@@ -146,17 +172,15 @@ export class Execution {
         });
         return;
       }
-      const automation = await this.e.registry.get(record.automationId);
+      const automation = held?.automation ?? (await this.e.registry.get(record.automationId));
       if (!automation)
         throw new RunFailure('version_unavailable', `automation ${record.automationId} is unknown`);
-      const manifest = await this.e.registry.manifestAt(
-        record.git.commitSha,
-        automation.type,
-        automation.slug,
-      );
-      // The node that received the run wrote its inputs here only if it is this node.
+      const manifest =
+        held?.manifest ??
+        (await this.e.registry.manifestAt(record.git.commitSha, automation.type, automation.slug));
+      // The node that received the run wrote its inputs here only if it is this node. Nothing
+      // else is made here: the worker makes output/ when the run writes a file.
       const dir = this.e.runDir(id);
-      await mkdir(join(dir, OUTPUT_DIR), { recursive: true });
       for (const f of detail.input.files)
         if (!(await localCopy(this.e.options.blobs, join(dir, f.path), f.sha256)))
           throw new RunFailure('input_unavailable', `input file ${f.name} is not in the blob store`);

@@ -5,10 +5,20 @@
 // given up (forget) is taken over by this node's next claim, as a lapsed lease would be. At start,
 // runs a previous process left queued are queued again, and runs it was executing are handed back
 // as interrupted (they end failed: their worker died with the process).
+//
+// A new run is queued as soon as its commit is issued, not once it is done: its execution
+// overlaps the commit (the claimant has the record from admission, engine.ts `admitted`), and
+// createQueued still resolves only once the run is committed, so what an answer acknowledges is
+// stored. lmdb-js commits in the order writes were issued, so whatever the run writes later
+// (events, its end) lands with or after its creation. If that commit fails the run is taken back
+// out: dropped from the queue, or given up by the node executing it (its end is never written).
 
 import type { QueueCancel, QueueClaim, QueueRecovery, RunEnd, RunQueue } from './queue.js';
-import type { RunStore } from './store.js';
+import type { LmdbRunStore } from './store.js';
 import { TERMINAL, type RunDetail, type RunEvent, type RunRecord } from './types.js';
+
+/** What the queue needs of the run store: the LMDB store's reads, its create and its end. */
+export type LocalQueueStore = Pick<LmdbRunStore, 'create' | 'end' | 'get' | 'unfinished'>;
 
 export interface LocalQueueOptions {
   /** Running runs per tenant / per automation on this node; 0: no limit. */
@@ -36,6 +46,8 @@ export class LocalRunQueue implements RunQueue {
   /** Claims so far per run (the attempt of the next is one more). */
   private readonly attempts = new Map<string, number>();
   private readonly cancelAsked = new Set<string>();
+  /** Runs whose creation failed to commit while one of them was claimed: never ended, dropped. */
+  private readonly unstored = new Set<string>();
   private readonly waiters = new Map<string, Set<{ resolve: () => void; reject: (e: Error) => void }>>();
   private readonly listeners = {
     wake: [] as (() => void)[],
@@ -46,14 +58,33 @@ export class LocalRunQueue implements RunQueue {
   private closed = false;
 
   constructor(
-    private readonly store: RunStore,
+    private readonly store: LocalQueueStore,
     private readonly options: LocalQueueOptions,
   ) {}
 
   async createQueued(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
-    await this.store.create(run, detail, events);
+    const committed = this.store.create(run, detail, events);
     this.queued.push({ runId: run.id, tenant: run.tenant, automationId: run.automationId });
     this.wake();
+    try {
+      await committed;
+    } catch (err) {
+      this.takeBack(run.id);
+      throw err;
+    }
+  }
+
+  /** A run whose creation did not commit leaves the queue, or the node executing it drops it. */
+  private takeBack(runId: string): void {
+    const at = this.queued.findIndex((e) => e.runId === runId);
+    if (at >= 0) {
+      this.queued.splice(at, 1);
+      this.resolveWaiters(runId);
+      return;
+    }
+    if (!this.owned.has(runId)) return;
+    this.unstored.add(runId);
+    for (const l of this.listeners.lost) l(runId);
   }
 
   queuedCount(bound: number): Promise<number> {
@@ -100,11 +131,10 @@ export class LocalRunQueue implements RunQueue {
   }
 
   async completeWith(runId: string, status: string, end: RunEnd): Promise<boolean> {
-    if (!this.owned.has(runId)) return false;
+    if (!this.owned.has(runId) || this.unstored.has(runId)) return false;
     try {
-      for (const event of end.events) await this.store.appendEvent(runId, event);
-      // The stored record is read back so index entries move from the state really there.
-      await this.store.update((await this.store.get(runId)) ?? end.record, end.record, end.detail);
+      // One transaction, shared with the ends (and other writes) issued in the same turn.
+      await this.store.end(end.record, end.detail, end.events);
     } finally {
       this.done(runId);
       void status;
@@ -116,6 +146,10 @@ export class LocalRunQueue implements RunQueue {
     const owned = this.owned.get(runId);
     if (!owned) return Promise.resolve(false);
     this.owned.delete(runId);
+    if (this.unstored.delete(runId)) {
+      this.done(runId);
+      return Promise.resolve(true);
+    }
     this.queued.push({ runId, tenant: owned.tenant, automationId: owned.automationId });
     this.wake();
     return Promise.resolve(true);
@@ -125,6 +159,7 @@ export class LocalRunQueue implements RunQueue {
     const owned = this.owned.get(runId);
     if (!owned) return;
     this.owned.delete(runId);
+    if (this.unstored.delete(runId)) return this.done(runId);
     this.queued.push({
       runId,
       tenant: owned.tenant,

@@ -20,6 +20,12 @@ export interface RunStore {
   /** Replaces the record (and the detail when given); `previous` is the record as stored. */
   update(previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void>;
   appendEvent(runId: string, event: RunEvent): Promise<void>;
+  /**
+   * True when writes commit in the order they were issued (one writer working through one
+   * queue, as lmdb-js does): a write issued later never lands before an earlier one, so the end
+   * of a run need not wait for the run's earlier writes to commit first (completion.ts).
+   */
+  readonly ordered?: boolean;
   /** The run's events in seq order; empty for an unknown run. */
   events(runId: string): Promise<RunEvent[]>;
   /** The highest event seq of the run, 0 when it has none. */
@@ -91,6 +97,9 @@ export interface LmdbRunStoreOptions {
 }
 
 export class LmdbRunStore implements RunStore {
+  // lmdb-js commits its write queue in order, batching what is issued together into one
+  // transaction (the lmdb-js README: "Transactions", "Ordering").
+  readonly ordered = true;
   private readonly scanLimit: number;
 
   constructor(
@@ -123,14 +132,30 @@ export class LmdbRunStore implements RunStore {
 
   /** Moves index entries whose key changed (status, completion). */
   update(previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void> {
+    return this.db.root.transaction(() => this.replace(previous, next, detail));
+  }
+
+  /**
+   * The end of a run in one transaction: its last events, its record (index entries moved from
+   * the record as stored when the transaction runs, which includes every write issued before)
+   * and its detail. Ends of runs finishing together share one commit (lmdb-js batches the
+   * transactions issued in the same event turn).
+   */
+  end(next: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
+    return this.db.root.transaction(() => {
+      for (const e of events) this.db.events.putSync([next.id, e.seq], e);
+      this.replace(this.read(next.id) ?? next, next, detail);
+    });
+  }
+
+  /** Inside a write transaction: the record replaced, index entries whose key changed moved. */
+  private replace(previous: RunRecord, next: RunRecord, detail: RunDetail | undefined): void {
     const before = new Map(indexKeys(previous).map((k) => [keyString(k), k]));
     const after = new Map(indexKeys(next).map((k) => [keyString(k), k]));
-    return this.db.root.transaction(() => {
-      for (const [s, k] of before) if (!after.has(s)) this.db.runIndex.removeSync(k);
-      for (const [s, k] of after) if (!before.has(s)) this.db.runIndex.putSync(k, next.sampleRank);
-      this.db.runs.putSync(next.id, next);
-      if (detail) this.db.runDetails.putSync(next.id, detail);
-    });
+    for (const [s, k] of before) if (!after.has(s)) this.db.runIndex.removeSync(k);
+    for (const [s, k] of after) if (!before.has(s)) this.db.runIndex.putSync(k, next.sampleRank);
+    this.db.runs.putSync(next.id, next);
+    if (detail) this.db.runDetails.putSync(next.id, detail);
   }
 
   async appendEvent(runId: string, event: RunEvent): Promise<void> {

@@ -2,6 +2,7 @@
 // files, a place to write output files, a cancellation signal and a usage meter. Every
 // observable effect is reported on the run's port as it happens.
 
+import { mkdirSync, statfsSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, statfs, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
@@ -85,12 +86,32 @@ export function guessContentType(name: string): string {
 }
 
 /**
+ * Up to this size an output file is written with blocking calls. The worker thread runs this run
+ * only, so blocking it briefly costs nothing, while each asynchronous call (make the folder,
+ * check the free space, write) is a round trip to libuv's thread pool, which the whole process
+ * shares (https://nodejs.org/en/learn/asynchronous-work/dont-block-the-event-loop).
+ */
+const INLINE_WRITE_BYTES = 256 * 1024;
+
+/**
  * Refuses an output write that would leave less than the reserve free: the service's LMDB stores
  * share the disk and must never find it full (src/core/disk/reserve.ts). The run fails with this.
  */
 async function keepReserve(task: RunTask, target: string, size: number): Promise<void> {
-  if (task.diskReserveBytes <= 0) return;
-  const s = await statfs(dirname(target));
+  if (task.diskReserveBytes > 0) checkReserve(task, target, size, await statfs(dirname(target)));
+}
+
+/** keepReserve with blocking calls (see writeInline). */
+function keepReserveSync(task: RunTask, target: string, size: number): void {
+  if (task.diskReserveBytes > 0) checkReserve(task, target, size, statfsSync(dirname(target)));
+}
+
+function checkReserve(
+  task: RunTask,
+  target: string,
+  size: number,
+  s: { bavail: number; bsize: number },
+): void {
   const free = s.bavail * s.bsize;
   if (free - size < task.diskReserveBytes) {
     throw new Error(
@@ -117,11 +138,18 @@ export function createContext(
     async write(name, data, contentType) {
       const rel = safeRelative(name);
       const target = join(task.outputDir, rel);
-      await mkdir(dirname(target), { recursive: true });
       const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
-      await keepReserve(task, target, size);
+      const inline = size <= INLINE_WRITE_BYTES;
+      if (inline) {
+        mkdirSync(dirname(target), { recursive: true });
+        keepReserveSync(task, target, size);
+      } else {
+        await mkdir(dirname(target), { recursive: true });
+        await keepReserve(task, target, size);
+      }
       try {
-        await writeFile(target, data);
+        if (inline) writeFileSync(target, data);
+        else await writeFile(target, data);
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'ENOSPC' || code === 'EDQUOT') throw new Error(`insufficient storage: ${String(err)}`);

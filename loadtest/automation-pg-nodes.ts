@@ -15,12 +15,18 @@ export interface Node {
   child: Child;
 }
 
-export async function startNode(name: string, dir: string, env: Record<string, string>): Promise<Node> {
+/** `from`: the checkout whose bin/sluice.js runs (default this one; another for before/after). */
+export async function startNode(
+  name: string,
+  dir: string,
+  env: Record<string, string>,
+  from: string = root,
+): Promise<Node> {
   const port = await freePort();
   const child = startChild({
     name,
     command: process.execPath,
-    args: [join(root, 'bin', 'sluice.js'), 'automation'],
+    args: [join(from, 'bin', 'sluice.js'), 'automation'],
     env: {
       ...process.env,
       SLUICE_ADMIN_TOKEN: TOKEN,

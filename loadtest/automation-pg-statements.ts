@@ -14,6 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
+import { counters } from './automation-pg-load.js';
 import { makeRemote, startNode, TOKEN, type Node } from './automation-pg-nodes.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 
@@ -30,30 +31,6 @@ async function syncRun(node: Node): Promise<void> {
   const body = (await res.json()) as { finished?: boolean; error?: unknown };
   if (res.status !== 200 || body.finished !== true || body.error)
     throw new Error(`run: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-}
-
-interface Counters {
-  commits: number;
-  walSyncs: number;
-}
-
-// A backend sends its statistics when it goes idle, at most once a second, else after an idle
-// timeout of 10 s (PostgreSQL 15, pgstat_report_stat): counters are read once that has passed.
-const settle = () => new Promise((resolve) => setTimeout(resolve, 11_000));
-
-async function counters(url: string): Promise<Counters> {
-  await settle();
-  const c = new pg.Client({ connectionString: url, application_name: 'statements-probe' });
-  await c.connect();
-  try {
-    const { rows } = await c.query<{ commits: string; syncs: string }>(
-      `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()) AS commits,
-              (SELECT wal_sync FROM pg_stat_wal) AS syncs`,
-    );
-    return { commits: Number(rows[0]!.commits), walSyncs: Number(rows[0]!.syncs) };
-  } finally {
-    await c.end();
-  }
 }
 
 /** The logged statements from `offset` on, of the node's connections, one line each. */

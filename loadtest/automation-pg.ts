@@ -19,72 +19,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { measurePgCeiling } from './automation-pg-ceiling.js';
-import { makeRemote, startNode, TOKEN, type Node } from './automation-pg-nodes.js';
+import { arg, load, SYNC, type Measured } from './automation-pg-load.js';
+import { makeRemote, startNode, type Node } from './automation-pg-nodes.js';
 import { fillRuns, syntheticRun } from './scenarios/automation-support/fill.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 
-function arg(flag: string, fallback: string): string {
-  const i = process.argv.indexOf(flag);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
-
-interface Measured {
-  requests: number;
-  errors: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-}
-
-/** `clients` closed loops for `ms`, client i aimed at urls[i % urls.length]. */
-async function load(
-  urls: string[],
-  clients: number,
-  ms: number,
-  request: { method: string; path: string; body?: unknown; ok: number },
-): Promise<Measured> {
-  const latencies: number[] = [];
-  let errors = 0;
-  const started = performance.now();
-  const deadline = started + ms;
-  await Promise.all(
-    Array.from({ length: clients }, async (_, i) => {
-      const base = urls[i % urls.length]!;
-      while (performance.now() < deadline) {
-        const t = performance.now();
-        const res = await fetch(base + request.path, {
-          method: request.method,
-          headers: {
-            authorization: `Bearer ${TOKEN}`,
-            ...(request.body ? { 'content-type': 'application/json' } : {}),
-          },
-          ...(request.body ? { body: JSON.stringify(request.body) } : {}),
-        });
-        await res.arrayBuffer();
-        if (res.status === request.ok) latencies.push(performance.now() - t);
-        else errors++;
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return {
-    requests: latencies.length,
-    errors,
-    perSecond: latencies.length / seconds,
-    p50: at(0.5),
-    p99: at(0.99),
-  };
-}
-
-const SYNC = {
-  method: 'POST',
-  path: '/api/v1/runs?wait_for_completion=10',
-  body: { target: 'workflows.text-report', input: { text: 'the quick brown fox jumps over the lazy dog' } },
-  ok: 200,
-};
 const LIST = { method: 'GET', path: '/api/v1/runs?limit=50&status=completed', ok: 200 };
 
 /** 100k completed/failed/cancelled runs, 5000 rows per INSERT … SELECT FROM unnest(…). */

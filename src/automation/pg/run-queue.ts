@@ -16,10 +16,17 @@ import type { QueueCancel, RunEnd, RunQueue } from '../runs/queue.js';
 import type { RunDetail, RunEvent, RunRecord } from '../runs/types.js';
 import { PgListener } from './listener.js';
 import { mapDatabaseError, type PgDatabase, type Queryable } from './pool.js';
-import { claimExpired, claimQueued, type ClaimedRun, type Claimer } from './queue/claim.js';
+import { Batcher } from './batcher.js';
+import { claimAndRead, claimExpired, claimQueued, type ClaimedRun, type Claimer } from './queue/claim.js';
 import { Leases } from './queue/leases.js';
 import * as sql from './queue/sql.js';
-import { eventsParam, recordValues, sharedBlobs } from './stores/run-columns.js';
+import {
+  COLUMN_NAMES,
+  eventsParam,
+  recordValues,
+  sharedBlobs,
+  type EventsParam,
+} from './stores/run-columns.js';
 
 export type { ClaimedRun } from './queue/claim.js';
 
@@ -72,6 +79,11 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   private readonly claimer: Claimer;
   private readonly waiters = new Map<string, Set<(e: DoneEvent) => void>>();
   private listener: PgListener | undefined;
+  /** Statements of one kind handed over while one is in flight go together (queue/batcher.ts). */
+  private readonly creates = new Batcher<NewRun, undefined>((runs) => this.createMany(runs));
+  private readonly ends = new Batcher<OwnedEnd, boolean>((ends) => this.completeMany(ends));
+  private readonly doneChecks = new Batcher<string, undefined>((ids) => this.checkDoneMany(ids));
+  private readonly counts = new Batcher<number, number>((bounds) => this.countQueued(bounds));
   private wakePending = false;
   private closed = false;
 
@@ -141,9 +153,17 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * How many runs wait in the queue for any node, counted up to `bound` (the cap callers compare
    * against), so a long queue costs no more than that many entries of the runs_queued index.
    */
-  async queuedCount(bound: number): Promise<number> {
-    const { rows } = await run(() => this.db.query<{ n: string }>(sql.QUEUED_COUNT, [bound]));
-    return Number(rows[0]?.n ?? 0);
+  queuedCount(bound: number): Promise<number> {
+    // Callers that ask while a count is in flight share the next one (counted up to their
+    // largest bound): the count is a bound check that was never atomic with the start anyway.
+    return this.counts.submit(bound);
+  }
+
+  private async countQueued(bounds: number[]): Promise<number[]> {
+    const max = Math.max(...bounds);
+    const { rows } = await run(() => this.db.query<{ n: string }>(sql.QUEUED_COUNT, [max]));
+    const n = Number(rows[0]?.n ?? 0);
+    return bounds.map((b) => Math.min(n, b));
   }
 
   /**
@@ -166,6 +186,11 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   async claim(limit: number): Promise<ClaimedRun[]> {
     if (limit <= 0 || this.closed) return [];
     const mine = this.leases.ids();
+    if (!this.limited) {
+      const claimed = await run(() => claimAndRead(this.db, this.claimer, limit, mine));
+      this.leases.own(claimed);
+      return claimed;
+    }
     const first = await this.db.transaction(async (tx) => {
       const taken = await claimExpired(tx, this.claimer, limit, mine);
       const room = limit - taken.length;
@@ -228,8 +253,15 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * Stores a new run (record, detail, first events, as PgRunStore.create) and queues it, in one
    * statement: one commit instead of the create's and the enqueue's.
    */
-  createQueued(record: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
-    return createQueuedIn(this.db, record, detail, events);
+  async createQueued(record: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
+    // Serialised now: the caller may change its objects while the statement waits.
+    await this.creates.submit(newRun(record, detail, events));
+  }
+
+  /** New runs handed over together, in one statement (CREATE_QUEUED_BATCH). */
+  private async createMany(runs: NewRun[]): Promise<undefined[]> {
+    await run(() => this.db.query(sql.CREATE_QUEUED_BATCH, createParams(runs)));
+    return runs.map(() => undefined);
   }
 
   /**
@@ -243,23 +275,60 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   async completeWith(runId: string, status: string, end: RunEnd): Promise<boolean> {
     const attempt = this.leases.attempt(runId);
     if (attempt === undefined) return false;
-    const values = [
-      ...recordValues(end.record),
-      this.nodeId,
+    const done = await this.ends.submit({
+      values: recordValues(end.record),
       attempt,
-      JSON.stringify(end.detail),
-      ...eventsParam(end.events),
-      JSON.stringify({ r: runId, s: status }),
-      sharedBlobs(end.record, 'output'),
-    ];
-    const { rowCount } = await run(() => this.db.query(sql.completeWithSql(this.limited), values));
-    let done = (rowCount ?? 0) > 0;
-    if (!done) {
-      const again = await run(() => this.db.query(sql.DONE_BY, [runId, this.nodeId, attempt]));
-      done = (again.rowCount ?? 0) > 0;
-    }
+      detail: JSON.stringify(end.detail),
+      payload: JSON.stringify({ r: runId, s: status }),
+      events: eventsParam(end.events),
+      holds: sharedBlobs(end.record, 'output'),
+    });
     this.leases.drop(runId);
     return done;
+  }
+
+  /**
+   * Ends of owned runs handed over together, in one statement (completeBatchSql); for each,
+   * whether it is done by this node (written now, or by an earlier try whose answer was lost).
+   */
+  private async completeMany(ends: OwnedEnd[]): Promise<boolean[]> {
+    const columns: unknown[][] = COLUMN_NAMES.map(() => []);
+    const ev: [string[], number[], string[]] = [[], [], []];
+    const holds: [string[], string[]] = [[], []];
+    const ids = ends.map((e) => e.values[0] as string);
+    ends.forEach((e, i) => {
+      e.values.forEach((v, c) => columns[c]!.push(v));
+      addEvents(ev, ids[i]!, e.events);
+      for (const sha of e.holds) {
+        holds[0].push(ids[i]!);
+        holds[1].push(sha);
+      }
+    });
+    const attempts = ends.map((e) => e.attempt);
+    const { rows } = await run(() =>
+      this.db.query<{ id: string }>(sql.completeBatchSql(this.limited), [
+        ...columns,
+        this.nodeId,
+        attempts,
+        ends.map((e) => e.detail),
+        ends.map((e) => e.payload),
+        ...ev,
+        ...holds,
+      ]),
+    );
+    const done = new Set(rows.map((r) => r.id));
+    const missing = ids.filter((id) => !done.has(id));
+    if (missing.length > 0) {
+      const again = await run(() =>
+        this.db.query<{ id: string }>(sql.DONE_BY_MANY, [
+          missing,
+          this.nodeId,
+          missing.map((id) => attempts[ids.indexOf(id)]),
+        ]),
+      );
+      for (const r of again.rows) done.add(r.id);
+    }
+    return ids.map((id) => done.has(id));
   }
 
   /** Puts a run this node owns back in the queue (e.g. when the node shuts down before running it). */
@@ -340,8 +409,16 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   }
 
   private async checkDone(ids: string[]): Promise<void> {
-    const { rows } = await run(() => this.db.query<{ id: string; status: string }>(sql.DONE_AMONG, [ids]));
+    await Promise.all(ids.map((id) => this.doneChecks.submit(id)));
+  }
+
+  /** Runs asked about together, read in one statement; their waiters hear those that are done. */
+  private async checkDoneMany(ids: string[]): Promise<undefined[]> {
+    const { rows } = await run(() =>
+      this.db.query<{ id: string; status: string }>(sql.DONE_AMONG, [[...new Set(ids)]]),
+    );
     for (const r of rows) this.resolveWaiters({ runId: r.id, status: r.status });
+    return ids.map(() => undefined);
   }
 
   private resolveWaiters(event: DoneEvent): void {
@@ -400,14 +477,57 @@ export async function createQueuedIn(
   detail: RunDetail,
   events: RunEvent[],
 ): Promise<void> {
-  await run(() =>
-    q.query(sql.CREATE_QUEUED, [
-      ...recordValues(record),
-      JSON.stringify(detail),
-      ...eventsParam(events),
-      sharedBlobs(record),
-    ]),
-  );
+  await run(() => q.query(sql.CREATE_QUEUED_BATCH, createParams([newRun(record, detail, events)])));
+}
+
+/** A new run serialised as CREATE_QUEUED_BATCH takes it. */
+function newRun(record: RunRecord, detail: RunDetail, events: RunEvent[]): NewRun {
+  return {
+    values: recordValues(record),
+    detail: JSON.stringify(detail),
+    events: eventsParam(events),
+    holds: sharedBlobs(record),
+  };
+}
+
+/** The parameters of CREATE_QUEUED_BATCH for `runs`: one array per column. */
+function createParams(runs: readonly NewRun[]): unknown[] {
+  const columns: unknown[][] = COLUMN_NAMES.map(() => []);
+  const ev: [string[], number[], string[]] = [[], [], []];
+  const holds: [string[], string[]] = [[], []];
+  for (const r of runs) {
+    const id = r.values[0] as string;
+    r.values.forEach((v, c) => columns[c]!.push(v));
+    addEvents(ev, id, r.events);
+    for (const sha of r.holds) {
+      holds[0].push(id);
+      holds[1].push(sha);
+    }
+  }
+  return [...columns, runs.map((r) => r.detail), ...ev, ...holds];
+}
+
+/** A new run as its statement takes it (createQueued). */
+interface NewRun {
+  values: unknown[];
+  detail: string;
+  events: EventsParam;
+  holds: string[];
+}
+
+/** The end of an owned run as its statement takes it (completeWith). */
+interface OwnedEnd extends NewRun {
+  attempt: number;
+  payload: string;
+}
+
+/** Appends a run's events to the (run id, seq, event) arrays of a batch. */
+function addEvents(to: [string[], number[], string[]], runId: string, [seqs, json]: EventsParam): void {
+  seqs.forEach((seq, i) => {
+    to[0].push(runId);
+    to[1].push(seq);
+    to[2].push(json[i]!);
+  });
 }
 
 /** Runs a statement, turning connection failures into database_unavailable. */

@@ -78,7 +78,9 @@ export class Execution {
     let record: RunRecord | undefined;
     let stored: RunDetail | undefined;
     try {
-      [record, stored] = await Promise.all([this.e.store.get(id), this.e.store.getDetail(id)]);
+      [record, stored] = claim.stored
+        ? [claim.stored.record, claim.stored.detail]
+        : await Promise.all([this.e.store.get(id), this.e.store.getDetail(id)]);
       if (!record) {
         // Cannot happen: a run is stored and queued in one step. It is left held, not looped on.
         this.e.log.error({ runId: id }, 'a claimed run is not stored');
@@ -94,16 +96,10 @@ export class Execution {
       if (!(await queue.release(id).catch(() => false))) queue.forget(id);
       return;
     }
-    const events = await this.e.store.events(id).catch(() => [] as RunEvent[]);
+    const last = claim.stored ?? lastEvent(await this.e.store.events(id).catch(() => [] as RunEvent[]));
     const base = stored ?? emptyDetail();
     const detail: RunDetail = claim.takeover ? { ...base, steps: [], trace: [], usage: emptyUsage() } : base;
-    const active = this.live(
-      claim,
-      record,
-      detail,
-      events.reduce((m, e) => Math.max(m, e.seq), 0),
-      events.reduce((m, e) => Math.max(m, Date.parse(e.timestamp)), 0),
-    );
+    const active = this.live(claim, record, detail, last.lastSeq, last.lastEventMs);
     if (interrupted) {
       active.executed = this.completion.finish(active, {
         kind: 'failed',
@@ -356,4 +352,12 @@ export class Execution {
     this.waiters.handOver(id, active.record);
     if (!this.e.closing) void this.pump();
   }
+}
+
+/** The seq and time of a run's last event. */
+function lastEvent(events: RunEvent[]): { lastSeq: number; lastEventMs: number } {
+  return {
+    lastSeq: events.reduce((m, e) => Math.max(m, e.seq), 0),
+    lastEventMs: events.reduce((m, e) => Math.max(m, Date.parse(e.timestamp)), 0),
+  };
 }

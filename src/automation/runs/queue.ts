@@ -15,6 +15,19 @@ export interface QueueClaim {
   previousNode: string | null;
   /** A cancel was asked for before the claim. */
   cancelRequested: boolean;
+  /**
+   * What the claim read of the run together with claiming it, when the adapter reads it in the
+   * same round trip (PostgreSQL): the claiming node then reads nothing more to run it.
+   */
+  stored?: ClaimedState;
+}
+
+/** A claimed run as stored: its record, detail, and its last event's seq and time (ms). */
+export interface ClaimedState {
+  record: RunRecord;
+  detail: RunDetail | undefined;
+  lastSeq: number;
+  lastEventMs: number;
 }
 
 export type QueueCancel =

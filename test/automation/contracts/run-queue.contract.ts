@@ -229,6 +229,66 @@ export function runQueueContract(
           [c1!.id],
         );
       }));
+
+    it('stores and queues runs started together, and claims as many as asked in one claim', () =>
+      withQueue(NO_LIMITS, async (t) => {
+        const runs = Array.from({ length: 8 }, () => queuedRun());
+        await Promise.all(runs.map((r) => t.queue.createQueued(r, emptyDetail(), created(r))));
+        for (const r of runs) assert.deepEqual(await t.store.get(r.id), r);
+        assert.equal(await t.queue.queuedCount(100), 8);
+        // Two claims at once never hand out the same run.
+        const [a, b] = await Promise.all([t.queue.claim(5), t.queue.claim(5)]);
+        const ids = [...a, ...b].map((c) => c.runId);
+        assert.equal(ids.length, 8);
+        assert.deepEqual(new Set(ids), new Set(runs.map((r) => r.id)));
+        for (const c of [...a, ...b]) {
+          assert.equal(c.attempt, 1);
+          // What an adapter reads with the claim is what is stored.
+          if (c.stored) {
+            assert.deepEqual(c.stored.record, await t.store.get(c.runId));
+            assert.deepEqual(c.stored.detail, await t.store.getDetail(c.runId));
+            assert.equal(c.stored.lastSeq, 1);
+          }
+        }
+        assert.equal(await t.queue.queuedCount(100), 0);
+      }));
+
+    it('writes the ends of runs finishing together, each only while its holder still holds it', () =>
+      withQueue(NO_LIMITS, async (t) => {
+        const runs = await add(t, 6);
+        assert.equal((await t.queue.claim(6)).length, 6);
+        const lapsed = runs[5]!;
+        t.queue.forget(lapsed.id);
+        const waiting = runs.map((r) => t.queue.waitForDone(r.id));
+        const ends = runs.map((r, i) => endOf(r, { i }));
+        const written = await Promise.all(
+          runs.map((r, i) => t.queue.completeWith(r.id, 'completed', ends[i]!)),
+        );
+        assert.deepEqual(written, [true, true, true, true, true, false]);
+        await withinHang('the done of the ended runs', Promise.all(waiting.slice(0, 5)));
+        for (const [i, r] of runs.slice(0, 5).entries()) {
+          assert.deepEqual(await t.store.get(r.id), ends[i]!.record);
+          assert.deepEqual((await t.store.getDetail(r.id))?.trace, [{ type: 'end', output: { i } }]);
+          assert.deepEqual(
+            (await t.store.events(r.id)).map((e) => e.type),
+            ['run.created', 'run.completed'],
+          );
+        }
+        // The lapsed run's end was not written: it is taken over and ended by its new holder.
+        assert.equal((await t.store.get(lapsed.id))?.status, 'pending');
+        assert.deepEqual(
+          (await t.store.events(lapsed.id)).map((e) => e.type),
+          ['run.created'],
+        );
+        const takeover = await waitUntil('the takeover of the lapsed run', async () => {
+          const got: QueueClaim[] = await t.queue.claim(1);
+          return got[0];
+        });
+        assert.equal(takeover.runId, lapsed.id);
+        assert.equal(await t.queue.completeWith(lapsed.id, 'completed', ends[5]!), true);
+        await withinHang('the done of the taken-over run', waiting[5]!);
+        assert.deepEqual(await t.store.get(lapsed.id), ends[5]!.record);
+      }));
   });
 }
 

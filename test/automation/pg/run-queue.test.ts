@@ -381,4 +381,27 @@ describe('PostgreSQL run queue, two nodes', { skip: postgresSkip }, () => {
     const claimed = (await drain(b, 10)).map((c) => c.runId).sort();
     assert.deepEqual(claimed, [queued, 'stranded_1'].sort());
   });
+
+  it('runs started together share a statement; one that cannot be stored fails alone', async () => {
+    const { a, b } = await cluster();
+    const store = new PgRunStore(a.db);
+    const run = (n: number) => ({ ...contractRun('t1', 9000 + n), status: 'pending' as const });
+    const first = run(1);
+    await a.queue.createQueued(first, emptyDetail(), []);
+    const [x, dup, y] = [run(2), first, run(3)];
+    const results = await Promise.allSettled([
+      a.queue.createQueued(x, emptyDetail(), []),
+      a.queue.createQueued({ ...dup, output: 'again' }, emptyDetail(), []),
+      a.queue.createQueued(y, emptyDetail(), []),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.deepEqual(await store.get(x.id), x);
+    assert.deepEqual(await store.get(y.id), y);
+    assert.deepEqual(await store.get(first.id), first, 'the duplicate changed nothing');
+    const claimed = (await drain(b, 2)).map((c) => c.runId).sort();
+    assert.deepEqual(claimed, [first.id, x.id, y.id].sort());
+  });
 });

@@ -2,8 +2,10 @@
 // other nodes (takeovers), the oldest queued runs, and the oldest queued runs that the
 // concurrency limits allow (docs/automation.md, "The shared run queue").
 
+import type { ClaimedState } from '../../runs/queue.js';
+import type { RunDetail, RunRecord } from '../../runs/types.js';
 import type { Queryable } from '../pool.js';
-import { CLAIM_ANY, CLAIM_EXPIRED, CLAIM_IDS, CLAIM_WINDOW, LOCK_KEYS, RUNNING_COUNTS } from './sql.js';
+import { CLAIM_EXPIRED, CLAIM_IDS, CLAIM_READ, CLAIM_WINDOW, LOCK_KEYS, RUNNING_COUNTS } from './sql.js';
 
 export interface ClaimedRun {
   runId: string;
@@ -16,6 +18,8 @@ export interface ClaimedRun {
   previousNode: string | null;
   /** A cancel was asked for before this claim: stop it right away. */
   cancelRequested: boolean;
+  /** What the claim read of the run with it (claims without limits). */
+  stored?: ClaimedState;
 }
 
 export interface Claimer {
@@ -47,6 +51,36 @@ export function toClaimed(r: ClaimRow, takeover: boolean): ClaimedRun {
   };
 }
 
+interface ClaimReadRow extends ClaimRow {
+  takeover: boolean;
+  record: RunRecord;
+  detail: RunDetail | null;
+  last_seq: number | null;
+  last_at: string | null;
+}
+
+/**
+ * Without limits: takeovers, then the oldest queued runs, up to `limit`, each with what the node
+ * reads to run it, in one statement (`exclude`: runs this node owns).
+ */
+export async function claimAndRead(
+  q: Queryable,
+  c: Claimer,
+  limit: number,
+  exclude: string[],
+): Promise<ClaimedRun[]> {
+  const { rows } = await q.query<ClaimReadRow>(CLAIM_READ, [c.nodeId, c.leaseSeconds, limit, exclude]);
+  return rows.map((r) => ({
+    ...toClaimed(r, r.takeover),
+    stored: {
+      record: r.record,
+      detail: r.detail ?? undefined,
+      lastSeq: r.last_seq ?? 0,
+      lastEventMs: r.last_at ? Date.parse(r.last_at) : 0,
+    },
+  }));
+}
+
 /** Runs of other nodes whose lease expired, oldest lease first, taken over (`exclude`: owned). */
 export async function claimExpired(
   tx: Queryable,
@@ -56,19 +90,6 @@ export async function claimExpired(
 ): Promise<ClaimedRun[]> {
   const { rows } = await tx.query<ClaimRow>(CLAIM_EXPIRED, [c.nodeId, c.leaseSeconds, limit, exclude]);
   return rows.map((r) => toClaimed(r, true));
-}
-
-/** Queued runs that may be claimed now; `more`: a further round may find more (limits only). */
-export async function claimQueued(
-  tx: Queryable,
-  c: Claimer,
-  room: number,
-): Promise<{ claimed: ClaimedRun[]; more: boolean }> {
-  if (c.tenantLimit <= 0 && c.automationLimit <= 0) {
-    const { rows } = await tx.query<ClaimRow>(CLAIM_ANY, [c.nodeId, c.leaseSeconds, room]);
-    return { claimed: rows.map((r) => toClaimed(r, false)), more: false };
-  }
-  return claimLimited(tx, c, room);
 }
 
 /**
@@ -82,7 +103,7 @@ export async function claimQueued(
  * behind them. `more`: the window was full and not all of `room` was claimed, so a round with
  * a fresh hint may find more.
  */
-async function claimLimited(
+export async function claimQueued(
   tx: Queryable,
   c: Claimer,
   room: number,

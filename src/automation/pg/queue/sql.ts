@@ -2,7 +2,7 @@
 // notifies on and every statement, in one place. The record columns are written as the run store
 // writes them (stores/run-columns.ts).
 
-import { COLUMN_NAMES, SET_COLUMNS } from '../stores/run-columns.js';
+import { COLUMN_NAMES, COLUMN_TYPES } from '../stores/run-columns.js';
 
 export const WAKE = 'sluice_run_wake';
 export const CANCEL = 'sluice_run_cancel';
@@ -27,46 +27,75 @@ export const REQUEUE_STRANDED = `WITH stranded AS (
     RETURNING id)
   SELECT count(*) AS n, pg_notify('${WAKE}', '') FROM stranded HAVING count(*) > 0`;
 
-// A new run's row (queued), detail and first events in one statement: one commit, whose wake
-// goes out when it commits.
-export const CREATE_QUEUED = `WITH r AS (
-    INSERT INTO runs (${COLUMN_NAMES.join(', ')}, queue_state, queued_at)
-    VALUES (${COLUMN_NAMES.map((_, i) => `$${i + 1}`).join(', ')}, 'queued', clock_timestamp())
-    RETURNING id),
-  d AS (INSERT INTO run_details (run_id, detail) SELECT id, $${n + 1}::json FROM r),
-  e AS (
-    INSERT INTO run_events (run_id, seq, event)
-    SELECT r.id, x.s, x.e FROM r, unnest($${n + 2}::integer[], $${n + 3}::json[]) AS x (s, e)),
-  h AS (
-    INSERT INTO blob_holds (holder, sha256)
-    SELECT 'run:' || r.id, x.sha FROM r, unnest($${n + 4}::text[]) AS x (sha)
-    ON CONFLICT DO NOTHING)
-  SELECT pg_notify('${WAKE}', '') FROM r`;
+/** `unnest` of the record columns as arrays ($1 … $n), named as the columns. */
+const RECORDS = `unnest(${COLUMN_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`;
 
 /**
- * The end of a run: its record, queue state done, detail and last events, written only if the
- * row still names this node and attempt (claimed), in one statement (one commit); the done
- * notification goes out when it commits. `wake` adds a wake (concurrency limits: a slot freed).
+ * New runs (queued), their details, first events and blob holds, many in one statement (one
+ * commit): $1 … $n the record columns as arrays, $n+1 details (one per run, same order), $n+2 …
+ * $n+4 events (run id, seq, event), $n+5/$n+6 holds (run id, sha256). One wake when it commits.
  */
-export const completeWithSql = (wake: boolean) => `WITH done AS (
-    UPDATE runs SET ${SET_COLUMNS}, queue_state = 'done', lease_expires_at = NULL
-    WHERE id = $1 AND node = $${n + 1} AND attempt = $${n + 2} AND queue_state = 'claimed'
+export const CREATE_QUEUED_BATCH = `WITH r AS (
+    INSERT INTO runs (${COLUMN_NAMES.join(', ')}, queue_state, queued_at)
+    SELECT x.*, 'queued', clock_timestamp() FROM ${RECORDS} AS x (${COLUMN_NAMES.join(', ')})
     RETURNING id),
   d AS (
-    INSERT INTO run_details (run_id, detail) SELECT id, $${n + 3}::json FROM done
+    INSERT INTO run_details (run_id, detail)
+    SELECT x.id, x.detail FROM unnest($1::text[], $${n + 1}::json[]) AS x (id, detail) JOIN r USING (id)),
+  e AS (
+    INSERT INTO run_events (run_id, seq, event)
+    SELECT x.id, x.s, x.e FROM unnest($${n + 2}::text[], $${n + 3}::integer[], $${n + 4}::json[]) AS x (id, s, e)
+      JOIN r USING (id)),
+  h AS (
+    INSERT INTO blob_holds (holder, sha256)
+    SELECT 'run:' || x.id, x.sha FROM unnest($${n + 5}::text[], $${n + 6}::text[]) AS x (id, sha) JOIN r USING (id)
+    ON CONFLICT DO NOTHING)
+  SELECT pg_notify('${WAKE}', '') FROM (SELECT 1 FROM r LIMIT 1) AS any_run`;
+
+/**
+ * The ends of runs this node owns, many in one statement (one commit): $1 … $n the final records'
+ * columns as arrays, $n+1 node, $n+2 attempts, $n+3 details, $n+4 done payloads (one each, same
+ * order), $n+5 … $n+7 last events (run id, seq, event), $n+8/$n+9 holds (run id, sha256). A run
+ * is written only if its row still names this node and its attempt (the lease check, atomic
+ * with the write); its detail, events and holds only with it. The rows are locked in id order,
+ * as the lease renewal locks them, so the two never wait on each other in a cycle. Returns the
+ * ids written; each one's done notification goes out when the statement commits, and `wake`
+ * adds a wake (concurrency limits: slots freed).
+ */
+export const completeBatchSql = (wake: boolean) => `WITH x AS (
+    SELECT * FROM unnest(${COLUMN_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')},
+      $${n + 2}::integer[], $${n + 3}::json[], $${n + 4}::text[])
+      AS x (${COLUMN_NAMES.join(', ')}, attempt, detail, payload)),
+  mine AS (
+    SELECT r.id FROM runs r JOIN x USING (id)
+    WHERE r.node = $${n + 1} AND r.attempt = x.attempt AND r.queue_state = 'claimed'
+    ORDER BY r.id
+    FOR UPDATE OF r),
+  done AS (
+    UPDATE runs r SET ${COLUMN_NAMES.slice(1)
+      .map((c) => `${c} = x.${c}`)
+      .join(', ')}, queue_state = 'done', lease_expires_at = NULL
+    FROM x JOIN mine USING (id)
+    WHERE r.id = x.id AND r.node = $${n + 1} AND r.attempt = x.attempt AND r.queue_state = 'claimed'
+    RETURNING r.id, x.detail, x.payload),
+  d AS (
+    INSERT INTO run_details (run_id, detail) SELECT id, detail FROM done
     ON CONFLICT (run_id) DO UPDATE SET detail = excluded.detail),
   e AS (
     INSERT INTO run_events (run_id, seq, event)
-    SELECT done.id, x.s, x.e FROM done, unnest($${n + 4}::integer[], $${n + 5}::json[]) AS x (s, e)
+    SELECT ev.id, ev.s, ev.e FROM unnest($${n + 5}::text[], $${n + 6}::integer[], $${n + 7}::json[]) AS ev (id, s, e)
+      JOIN done USING (id)
     ON CONFLICT (run_id, seq) DO UPDATE SET event = excluded.event),
   h AS (
     INSERT INTO blob_holds (holder, sha256)
-    SELECT 'run:' || done.id, x.sha FROM done, unnest($${n + 7}::text[]) AS x (sha)
+    SELECT 'run:' || b.id, b.sha FROM unnest($${n + 8}::text[], $${n + 9}::text[]) AS b (id, sha) JOIN done USING (id)
     ON CONFLICT DO NOTHING)
-  SELECT pg_notify('${DONE}', $${n + 6})${wake ? `, pg_notify('${WAKE}', '')` : ''} FROM done`;
+  SELECT id, pg_notify('${DONE}', payload)${wake ? `, pg_notify('${WAKE}', '')` : ''} FROM done`;
 
-/** Was the run completed by this node and attempt already ($1 id, $2 node, $3 attempt)? */
-export const DONE_BY = `SELECT 1 FROM runs WHERE id = $1 AND node = $2 AND attempt = $3 AND queue_state = 'done'`;
+/** Which of $1 ids were completed by this node ($2) under their attempts ($3) already. */
+export const DONE_BY_MANY = `SELECT r.id FROM runs r
+  JOIN unnest($1::text[], $3::integer[]) AS x (id, attempt) ON r.id = x.id AND r.attempt = x.attempt
+  WHERE r.node = $2 AND r.queue_state = 'done'`;
 
 /** $1 id, $2 node, $3 attempt, $4 done payload. */
 export const completeSql = (wake: boolean) => `WITH done AS (
@@ -83,10 +112,17 @@ export const RELEASE = `WITH back AS (
     RETURNING id)
   SELECT pg_notify('${WAKE}', '') FROM back`;
 
-/** $1 ids, $2 node, $3 lease seconds. */
-export const RENEW = `UPDATE runs SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
-  WHERE id = ANY($1::text[]) AND node = $2 AND queue_state = 'claimed'
-  RETURNING id, attempt, cancel_requested`;
+/**
+ * $1 ids, $2 node, $3 lease seconds. The rows are locked in id order, as the batched end of runs
+ * locks them (completeBatchSql), so the two never wait on each other in a cycle.
+ */
+export const RENEW = `WITH mine AS (
+    SELECT id FROM runs WHERE id = ANY($1::text[]) AND node = $2 AND queue_state = 'claimed'
+    ORDER BY id
+    FOR UPDATE)
+  UPDATE runs r SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
+  FROM mine WHERE r.id = mine.id
+  RETURNING r.id, r.attempt, r.cancel_requested`;
 
 /** $1 ids this node owns. */
 export const ANY_EXPIRED = `SELECT EXISTS (SELECT 1 FROM runs WHERE queue_state = 'claimed'
@@ -112,16 +148,40 @@ export const CLAIM_EXPIRED = `WITH expired AS (
   FROM expired e WHERE r.id = e.id
   RETURNING r.id, r.tenant, r.automation_id, r.attempt, r.cancel_requested, e.node AS previous_node`;
 
-/** The oldest queued rows: $1 node, $2 lease seconds, $3 limit. */
-export const CLAIM_ANY = `WITH next AS (
+/**
+ * Without concurrency limits, a whole claim in one statement (one commit): expired leases of
+ * other nodes first (takeovers), then the oldest queued rows, up to $3 in all ($1 node, $2 lease
+ * seconds, $4 ids this node owns). With each run it returns what the claiming node reads to run
+ * it — its record, detail, and last event's seq and time — so it needs no second round trip.
+ */
+export const CLAIM_READ = `WITH expired AS (
+    SELECT id, node FROM runs
+    WHERE queue_state = 'claimed' AND lease_expires_at < clock_timestamp() AND NOT (id = ANY($4::text[]))
+    ORDER BY lease_expires_at
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED),
+  taken AS (
+    UPDATE runs r SET node = $1, lease_expires_at = clock_timestamp() + make_interval(secs => $2),
+      attempt = r.attempt + 1
+    FROM expired e WHERE r.id = e.id
+    RETURNING r.id, r.tenant, r.automation_id, r.attempt, r.cancel_requested, e.node AS previous_node,
+      true AS takeover, r.record),
+  next AS (
     SELECT id FROM runs WHERE queue_state = 'queued'
     ORDER BY queued_at, id
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED)
-  UPDATE runs r SET queue_state = 'claimed', node = $1,
-    lease_expires_at = clock_timestamp() + make_interval(secs => $2), attempt = r.attempt + 1
-  FROM next WHERE r.id = next.id
-  RETURNING r.id, r.tenant, r.automation_id, r.attempt, r.cancel_requested`;
+    LIMIT greatest($3 - (SELECT count(*) FROM expired), 0)
+    FOR UPDATE SKIP LOCKED),
+  fresh AS (
+    UPDATE runs r SET queue_state = 'claimed', node = $1,
+      lease_expires_at = clock_timestamp() + make_interval(secs => $2), attempt = r.attempt + 1
+    FROM next WHERE r.id = next.id
+    RETURNING r.id, r.tenant, r.automation_id, r.attempt, r.cancel_requested, NULL::text AS previous_node,
+      false AS takeover, r.record),
+  claimed AS (SELECT * FROM taken UNION ALL SELECT * FROM fresh)
+  SELECT c.*, d.detail, ev.seq AS last_seq, ev.at AS last_at FROM claimed c
+  LEFT JOIN run_details d ON d.run_id = c.id
+  LEFT JOIN LATERAL (
+    SELECT max(seq) AS seq, max(event ->> 'timestamp') AS at FROM run_events WHERE run_id = c.id) ev ON true`;
 
 /** A window of queued rows, leaving out full tenants and automations: $1 size, $2/$3 limits. */
 export const CLAIM_WINDOW = `WITH full_tenants AS (

@@ -5,6 +5,7 @@
 import type { AutomationStore } from '../../registry/store.js';
 import { versionSortKey } from '../../registry/store.js';
 import type { AutomationRecord, VersionRecord } from '../../registry/service.js';
+import { KeyedReads } from '../keyed-reads.js';
 import type { PgDatabase } from '../pool.js';
 import { validTime } from './experiments.js';
 
@@ -12,22 +13,33 @@ import { validTime } from './experiments.js';
 const secretKey = (name: string) => `secret/${name}`;
 
 export class PgAutomationStore implements AutomationStore {
-  constructor(private readonly db: PgDatabase) {}
+  // Every run start and every run execution reads these: concurrent reads share statements.
+  private readonly records: KeyedReads<AutomationRecord>;
+  private readonly aliases: KeyedReads<string>;
+  private readonly versionRecords: KeyedReads<VersionRecord>;
 
-  async get(id: string): Promise<AutomationRecord | undefined> {
-    const { rows } = await this.db.query<{ record: AutomationRecord }>(
-      'SELECT record FROM automations WHERE id = $1',
-      [id],
+  constructor(private readonly db: PgDatabase) {
+    this.records = new KeyedReads(
+      db,
+      'SELECT id AS k, record AS v FROM automations WHERE id = ANY($1::text[])',
     );
-    return rows[0]?.record;
+    this.aliases = new KeyedReads(
+      db,
+      'SELECT alias AS k, automation_id AS v FROM automation_aliases WHERE alias = ANY($1::text[])',
+    );
+    this.versionRecords = new KeyedReads(
+      db,
+      `SELECT automation_id AS k, record AS v FROM automation_versions WHERE automation_id = ANY($1::text[])
+       ORDER BY automation_id, sort_key DESC`,
+    );
   }
 
-  async idOfAlias(alias: string): Promise<string | undefined> {
-    const { rows } = await this.db.query<{ automation_id: string }>(
-      'SELECT automation_id FROM automation_aliases WHERE alias = $1',
-      [alias],
-    );
-    return rows[0]?.automation_id;
+  get(id: string): Promise<AutomationRecord | undefined> {
+    return this.records.one(id);
+  }
+
+  idOfAlias(alias: string): Promise<string | undefined> {
+    return this.aliases.one(alias);
   }
 
   async list(): Promise<AutomationRecord[]> {
@@ -35,12 +47,8 @@ export class PgAutomationStore implements AutomationStore {
     return rows.map((r) => r.record);
   }
 
-  async versions(automationId: string): Promise<VersionRecord[]> {
-    const { rows } = await this.db.query<{ record: VersionRecord }>(
-      'SELECT record FROM automation_versions WHERE automation_id = $1 ORDER BY sort_key DESC',
-      [automationId],
-    );
-    return rows.map((r) => r.record);
+  versions(automationId: string): Promise<VersionRecord[]> {
+    return this.versionRecords.all(automationId);
   }
 
   async save(record: AutomationRecord, alias: string, versions: readonly VersionRecord[]): Promise<void> {

@@ -1,10 +1,9 @@
-// Group commit of the PostgreSQL run store (docs/automation.md, "The stores on PostgreSQL"). A
-// statement outside a transaction is a commit of its own, and a commit waits for its WAL flush,
-// which on a disk costs far more than the statement. A run reports in bursts (started, each
-// step's start and end, an output file), so the store sends record updates and events as they
-// come while no write is in flight, and those handed over meanwhile wait and go together as one
-// statement (one commit) when it ends. Each caller's promise resolves when the statement holding
-// its write commits and rejects if it fails.
+// Group commit of the PostgreSQL run store (docs/automation.md, "The stores on PostgreSQL"), by
+// the batcher (../batcher.ts). A run reports in bursts (started, each step's start and end, an
+// output file), so the store sends record updates and events as they come while no write is in
+// flight, and those handed over meanwhile wait and go together as one statement (one commit)
+// when it ends. Each caller's promise resolves when the statement holding its write commits and
+// rejects if it fails.
 //
 // Writes go out in the order they were handed over; within a batch, several updates of the same
 // run keep the last record (an update replaces the whole record) and the last detail given, and
@@ -13,7 +12,8 @@
 // (a detail of a run that does not exist) is sent again one write at a time, so only the writes
 // that fail are rejected.
 
-import { unavailableReason, type Queryable } from '../pool.js';
+import { Batcher } from '../batcher.js';
+import type { Queryable } from '../pool.js';
 import { COLUMN_NAMES, COLUMN_TYPES, runHolder, type EventsParam } from './run-columns.js';
 
 interface Write {
@@ -24,11 +24,6 @@ interface Write {
   events?: EventsParam;
   /** Blobs the run holds from now on (its output files in the blob store). */
   holds?: string[];
-}
-
-interface Queued extends Write {
-  resolve(): void;
-  reject(err: unknown): void;
 }
 
 const n = COLUMN_NAMES.length;
@@ -89,43 +84,17 @@ function batchParams(batch: Write[]): unknown[] {
 }
 
 export class RunWriteQueue {
-  private pending: Queued[] = [];
-  private sending = false;
+  private readonly batcher: Batcher<Write, undefined>;
 
-  constructor(private readonly db: Queryable) {}
-
-  /** Resolves once the write is committed (with the others of its batch). */
-  write(w: Write): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ ...w, resolve, reject });
-      if (this.sending) return;
-      this.sending = true;
-      // After the current turn, so that writes handed over together (a record update and its
-      // event) share the first statement too.
-      queueMicrotask(() => void this.drain());
+  constructor(db: Queryable) {
+    this.batcher = new Batcher<Write, undefined>(async (batch) => {
+      await db.query(BATCH, batchParams(batch));
+      return batch.map(() => undefined);
     });
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.pending.length > 0) {
-        const batch = this.pending;
-        this.pending = [];
-        await this.send(batch);
-      }
-    } finally {
-      this.sending = false;
-    }
-  }
-
-  private async send(batch: Queued[]): Promise<void> {
-    try {
-      await this.db.query(BATCH, batchParams(batch));
-    } catch (err) {
-      if (batch.length === 1 || unavailableReason(err)) for (const w of batch) w.reject(err);
-      else for (const w of batch) await this.send([w]);
-      return;
-    }
-    for (const w of batch) w.resolve();
+  /** Resolves once the write is committed (with the others of its batch). */
+  async write(w: Write): Promise<void> {
+    await this.batcher.submit(w);
   }
 }

@@ -12,6 +12,7 @@
 import { decodeCursor, encodeCursor, type RunListPage, type RunListQuery } from '../../runs/list.js';
 import type { RunStore } from '../../runs/store.js';
 import { UNFINISHED_STATUSES, type RunDetail, type RunEvent, type RunRecord } from '../../runs/types.js';
+import { KeyedReads } from '../keyed-reads.js';
 import type { PgDatabase } from '../pool.js';
 import { holdBlobs } from './blob-refs.js';
 import {
@@ -203,6 +204,9 @@ export class PgRunStore implements RunStore {
   private readonly scanLimit: number;
   /** Record updates and events, sent in batches (group commit). */
   private readonly writes: RunWriteQueue;
+  /** Reads by id: concurrent ones share statements (keyed-reads.ts). */
+  private readonly records: KeyedReads<RunRecord>;
+  private readonly details: KeyedReads<RunDetail>;
 
   constructor(
     private readonly db: PgDatabase,
@@ -210,21 +214,19 @@ export class PgRunStore implements RunStore {
   ) {
     this.scanLimit = options.listScanLimit ?? 20_000;
     this.writes = new RunWriteQueue(db);
-  }
-
-  async get(id: string): Promise<RunRecord | undefined> {
-    const { rows } = await this.db.query<{ record: RunRecord }>('SELECT record FROM runs WHERE id = $1', [
-      id,
-    ]);
-    return rows[0]?.record;
-  }
-
-  async getDetail(id: string): Promise<RunDetail | undefined> {
-    const { rows } = await this.db.query<{ detail: RunDetail }>(
-      'SELECT detail FROM run_details WHERE run_id = $1',
-      [id],
+    this.records = new KeyedReads(db, 'SELECT id AS k, record AS v FROM runs WHERE id = ANY($1::text[])');
+    this.details = new KeyedReads(
+      db,
+      'SELECT run_id AS k, detail AS v FROM run_details WHERE run_id = ANY($1::text[])',
     );
-    return rows[0]?.detail;
+  }
+
+  get(id: string): Promise<RunRecord | undefined> {
+    return this.records.one(id);
+  }
+
+  getDetail(id: string): Promise<RunDetail | undefined> {
+    return this.details.one(id);
   }
 
   create(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {

@@ -1,10 +1,17 @@
 // A list of records: offset, partition, time, key, headers and the value pretty-printed.
 
+import { Empty } from '../ui/empty.js';
 import { JsonView } from '../ui/json-view.js';
+import { When } from '../ui/time.js';
 import type { StreamRecord } from './api.js';
 
 export function RecordList({ records, label }: { records: readonly StreamRecord[]; label: string }) {
-  if (records.length === 0) return <p class="muted">No records.</p>;
+  if (records.length === 0)
+    return (
+      <Empty>
+        No records here. Produce one with <strong>Produce</strong>, or read from an earlier offset or time.
+      </Empty>
+    );
   return (
     <ol class="records" aria-label={label}>
       {records.map((r) => (
@@ -15,7 +22,9 @@ export function RecordList({ records, label }: { records: readonly StreamRecord[
               {r.partition} / {r.offset}
             </dd>
             <dt>Time</dt>
-            <dd>{new Date(r.timestamp).toISOString()}</dd>
+            <dd>
+              <When at={r.timestamp} />
+            </dd>
             <dt>Key</dt>
             <dd>{r.key === null ? <span class="muted">none</span> : <code>{r.key}</code>}</dd>
             {r.headers && r.headers.length > 0 ? (

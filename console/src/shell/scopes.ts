@@ -2,10 +2,11 @@
 // server's (src/core/auth/types.ts hasScope): `admin` opens everything, a bare service scope
 // covers its `:read` and `:write`. A section's views read, so it needs its service's read scope.
 
-import type { Section } from '../section.js';
+// Types from services.ts only: this module is also tested under Node, without the DOM's types.
+import type { ServiceId } from '../services.js';
 
 /** The scope a section's views need (docs/console.md, "Sign-in"). */
-export const SECTION_SCOPE: Readonly<Record<Section['id'], string>> = {
+export const SECTION_SCOPE: Readonly<Record<ServiceId, string>> = {
   automation: 'automation:read',
   streams: 'streams:read',
   ratelimit: 'ratelimit:read',
@@ -19,6 +20,6 @@ export function hasScope(scopes: readonly string[], required: string): boolean {
 }
 
 /** Undefined scopes: the process needs no key, so every section is open. */
-export function sectionAllowed(id: Section['id'], scopes: readonly string[] | undefined): boolean {
+export function sectionAllowed(id: ServiceId, scopes: readonly string[] | undefined): boolean {
   return scopes === undefined || hasScope(scopes, SECTION_SCOPE[id]);
 }

@@ -37,6 +37,12 @@ export function GroupsView() {
           },
           { key: 'members', label: 'Members', numeric: true },
           { key: 'topics', label: 'Topics', render: (g) => g.topics.join(', ') },
+          {
+            key: 'lag',
+            label: 'Lag',
+            numeric: true,
+            render: (g) => (g.lag === null ? <span class="muted">no commit yet</span> : String(g.lag)),
+          },
         ]}
       />
     </section>

@@ -21,7 +21,8 @@ import { startDebugServer } from './server/debug.js';
 import { Decider } from './server/decider.js';
 import { grpcListenerFor, startRatelimitGrpc } from './server/grpc.js';
 import { startRatelimitHttp } from './server/http.js';
-import { ratelimitConsoleRoutes } from './server/console-api.js';
+import { ratelimitConsoleRoutes, ruleTotals } from './server/console-api.js';
+import { StatsHistory } from './server/stats-history.js';
 import {
   loadRateLimitSettings,
   toGrpcServerTls,
@@ -147,6 +148,8 @@ export async function startRatelimit(
     initial.catch((error: unknown) => log.error({ err: error }, 'rate limit configuration provider failed'));
 
   const servers: { close(): Promise<void> }[] = [];
+  const history = new StatsHistory({ read: () => ruleTotals(stats) }).start();
+  servers.push(history);
   const addresses: Record<string, string> = {};
   try {
     const http: HttpServerHandle = await startRatelimitHttp({
@@ -162,7 +165,7 @@ export async function startRatelimit(
       observer: ops.observer,
       extend: (router) => {
         ops.mount(router);
-        ratelimitConsoleRoutes(router, { engine, stats });
+        ratelimitConsoleRoutes(router, { engine, stats, history });
         mountConsole(router, { self: 'ratelimit', ctx });
       },
       cors: consoleCors('ratelimit', ctx),

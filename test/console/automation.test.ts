@@ -7,6 +7,7 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import {
+  assertAccessible,
   assertCleanPage,
   browserSkipReason,
   launchBrowser,
@@ -73,6 +74,40 @@ describe('console: automation section', { skip }, () => {
     await screenshot(page, 'automation-run');
     assert.match((await text.textContent()) ?? '', /words: 3/);
     assert.match(runId, /^[A-Za-z0-9_.@-]+$/);
+    // Times: relative, with the full UTC timestamp (milliseconds) on hover.
+    const created = page.locator('dt', { hasText: 'Created' }).locator('xpath=following-sibling::dd[1]/time');
+    assert.match((await created.getAttribute('title')) ?? '', /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$/);
+    assert.match(await created.innerText(), /^(just now|\d+ (s|min) ago)$/);
+    // Events carry milliseconds, so steps a few ms apart are told apart.
+    await page.getByRole('tab', { name: 'Events' }).click();
+    const firstEventTime = page.getByRole('tabpanel').locator('tbody tr').first().locator('time');
+    await firstEventTime.waitFor();
+    assert.match(await firstEventTime.innerText(), /^\d\d:\d\d:\d\d\.\d{3}$/);
+    await assertAccessible(page, 'the run page');
+    assertCleanPage(watched);
+  });
+
+  it('names the automation on its pages, and empty lists say what to do next', async () => {
+    await go('#/automation');
+    const link = page.getByRole('link', { name: 'Text report' });
+    await link.waitFor();
+    const automationPath = (await link.getAttribute('href')) ?? '';
+    await go(`${automationPath}/dataset`);
+    await page.getByRole('heading', { level: 1, name: 'Dataset · Text report' }).waitFor();
+    const noExamples = page.getByTestId('examples-table').getByText('No examples yet.');
+    await noExamples.waitFor();
+    assert.match(await noExamples.innerText(), /Add example/);
+    await assertAccessible(page, 'the empty dataset');
+    await screenshot(page, 'automation-dataset-empty');
+    await go(`${automationPath}/experiments`);
+    await page.getByRole('heading', { level: 1, name: 'Experiments · Text report' }).waitFor();
+    await page.getByText('No experiments yet.').waitFor();
+    await go(`${automationPath}/evaluators`);
+    await page.getByRole('heading', { level: 1, name: 'Evaluators · Text report' }).waitFor();
+    await go(`${automationPath}/health`);
+    await page.getByRole('heading', { level: 1, name: 'Review health · Text report' }).waitFor();
+    await go(`#/automation/runs/${encodeURIComponent(runId)}`);
+    await page.getByTestId('run-status').getByText('completed').waitFor();
     assertCleanPage(watched);
   });
 
@@ -190,6 +225,7 @@ describe('console: automation section', { skip }, () => {
     await go(`#/automation/automations/${encodeURIComponent(automationId)}/health`);
     const chart = page.getByTestId('health-chart');
     await chart.waitFor();
+    await assertAccessible(page, 'review health');
     await screenshot(page, 'automation-health');
     assert.equal(await chart.locator('path.sa-chart-band').count(), 1);
     assert.match((await page.getByTestId('health-summary').textContent()) ?? '', /0 \/ 1 \/ 0/);

@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { waitUntil } from '../helpers/wait.js';
 import {
+  assertAccessible,
   assertCleanPage,
   browserSkipReason,
   launchBrowser,
@@ -59,13 +61,19 @@ describe('console: rate limit section', { skip: browserSkipReason() }, () => {
     rmSync(runtime, { recursive: true, force: true });
   });
 
-  const totalHits = async (key: string): Promise<number> => {
+  interface StatsRule {
+    key: string;
+    total_hits: number;
+    history: { total_hits: number[] };
+  }
+  const statsRules = async (): Promise<StatsRule[]> => {
     const res = await fetch(`${sluice.urls.ratelimit}/json/stats`, {
       headers: { authorization: `Bearer ${sluice.token}` },
     });
-    const body = (await res.json()) as { rules: { key: string; total_hits: number }[] };
-    return body.rules.find((r) => r.key === key)?.total_hits ?? 0;
+    return ((await res.json()) as { rules: StatsRule[] }).rules;
   };
+  const totalHits = async (key: string): Promise<number> =>
+    (await statsRules()).find((r) => r.key === key)?.total_hits ?? 0;
 
   it('shows the loaded rules and counters, and tries a request without counting it', async () => {
     // Two real decisions on /login: the window holds 2 of 3.
@@ -80,6 +88,16 @@ describe('console: rate limit section', { skip: browserSkipReason() }, () => {
       assert.equal(res.status, 200);
     }
     assert.equal(await totalHits('shop.path_/login'), 2);
+    // The service's ring takes a step every two seconds: wait until a step holds the two hits,
+    // so the page has history to start from.
+    await waitUntil(
+      'the history ring to hold the two /login hits',
+      async () => {
+        const login = (await statsRules()).find((r) => r.key === 'shop.path_/login');
+        return (login?.history.total_hits ?? []).reduce((a, b) => a + b, 0) === 2;
+      },
+      { intervalMs: 200 },
+    );
 
     const watched = await openPage(browser);
     const { page } = watched;
@@ -93,10 +111,33 @@ describe('console: rate limit section', { skip: browserSkipReason() }, () => {
       assert.match(await tree.innerText(), /user\s+10 per minute/);
       await screenshot(page, 'ratelimit-config');
 
+      await assertAccessible(page, 'the rate limit configuration');
+
+      // Traffic: the first answer the page gets already carries the service's recent history,
+      // and the sparkline draws it at once (no waiting for polls of its own).
+      const first = page.waitForResponse((r) => r.url().endsWith('/json/stats'));
       await nav.getByRole('link', { name: 'Traffic' }).click();
+      const seeded = ((await (await first).json()) as { rules: StatsRule[] }).rules;
+      const loginSeries = seeded.find((r) => r.key === 'shop.path_/login')!.history.total_hits;
       const row = page.getByRole('row').filter({ hasText: 'shop.path_/login' });
       await row.waitFor();
       assert.match(await row.innerText(), /\b2\b/);
+      assert.ok(loginSeries.length > 1, 'the first answer has more than one step');
+      const hitsLine = row.getByRole('img', { name: /^hits of shop\.path_\/login/ });
+      assert.match(
+        (await hitsLine.getAttribute('aria-label')) ?? '',
+        new RegExp(`peak ${Math.max(...loginSeries)} over the last ${loginSeries.length} samples`),
+      );
+      // Every configured rule is listed; those without traffic as zeros.
+      for (const key of ['shop.path_/search', 'shop.path_/search.user']) {
+        const idle = page.getByRole('row').filter({ has: page.getByText(key, { exact: true }) });
+        await idle.waitFor();
+        const cells = await idle.getByRole('cell').allInnerTexts();
+        assert.equal(cells[4], '0', `${key} total hits`);
+        assert.equal(cells[5], '0', `${key} total over`);
+      }
+      await assertAccessible(page, 'the traffic view');
+      await screenshot(page, 'ratelimit-traffic');
 
       await nav.getByRole('link', { name: 'Try a request' }).click();
       await page.getByLabel('Domain').fill('shop');
@@ -112,11 +153,14 @@ describe('console: rate limit section', { skip: browserSkipReason() }, () => {
       assert.match(cells[2]!, /shop\.path_\/login\s+3 per year/);
       assert.equal(cells[3], '2');
       assert.equal(cells[4], '0');
+      // The reset time in human units, not raw seconds.
+      assert.match(cells[5]!, /^\d+ (d|h|min|s)( \d+ (h|min|s))?$/);
 
       // Two hits would go over.
       await page.getByLabel('Hits').fill('2');
       await page.getByRole('button', { name: 'Try it' }).click();
       await result.getByText('OVER_LIMIT').first().waitFor();
+      await assertAccessible(page, 'the dry-run view');
       await screenshot(page, 'ratelimit-try');
       assertCleanPage(watched);
     } finally {

@@ -5,8 +5,10 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import {
+  assertAccessible,
   assertCleanPage,
   browserSkipReason,
+  createKey,
   launchBrowser,
   openPage,
   screenshot,
@@ -35,6 +37,7 @@ describe('console shell', { skip }, () => {
     try {
       await page.goto(sluice.console);
       await page.getByRole('heading', { name: 'Sluice console' }).waitFor();
+      await assertAccessible(page, 'the sign-in page');
       // A wrong key: the console says so (the browser logs the 401 answer, which is expected).
       watched.allow.push(/status of 401/);
       await page.getByLabel('API key').fill('sk_wrongwrongwr_' + 'x'.repeat(43));
@@ -64,6 +67,7 @@ describe('console shell', { skip }, () => {
       assert.match(page.url(), /#\/streams\/groups$/);
       await nav.getByRole('link', { name: 'Topics' }).click();
       await page.getByRole('heading', { name: 'Topics', level: 1 }).waitFor();
+      await assertAccessible(page, 'the shell');
       await screenshot(page, 'shell');
 
       // A reload keeps the session (same tab), and the shell comes back signed in.
@@ -73,6 +77,46 @@ describe('console shell', { skip }, () => {
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByLabel('API key').waitFor();
       assert.equal(await page.evaluate("sessionStorage.getItem('sluice.apiKey')"), null);
+      assertCleanPage(watched);
+    } finally {
+      await watched.close();
+    }
+  });
+
+  it("shows only the sections the key's scopes open, and says which scope a hidden one needs", async () => {
+    const watched = await openPage(browser);
+    const { page } = watched;
+    try {
+      // The sign-in hint names a key that every view accepts; such a key opens all three sections.
+      await page.goto(sluice.console);
+      const hint = await page.getByText('Create one that opens every view').innerText();
+      const scopes = /--scopes (\S+)/.exec(hint)?.[1];
+      assert.equal(scopes, 'automation,streams,ratelimit');
+      const everything = await createKey(sluice, scopes, 'every view');
+      await page.getByLabel('API key').fill(everything);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      const nav = page.getByRole('navigation', { name: 'Sections' });
+      for (const title of ['Automation', 'Streams', 'Rate limit'])
+        await nav.getByRole('heading', { name: title }).waitFor();
+      await nav.getByRole('link', { name: 'Traffic' }).click();
+      await page.getByRole('heading', { name: 'Traffic per rule' }).waitFor();
+      await page.getByRole('button', { name: 'Sign out' }).click();
+
+      // An automation-only key: no Streams or Rate limit section to click into.
+      const automationOnly = await createKey(sluice, 'automation', 'automation only');
+      await page.getByLabel('API key').fill(automationOnly);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await nav.getByRole('heading', { name: 'Automation' }).waitFor();
+      assert.deepEqual(await nav.getByRole('heading').allTextContents(), ['Automation']);
+      assert.equal(await nav.getByRole('link', { name: 'Topics' }).count(), 0);
+      // Reaching a hidden section by URL names the scope it needs instead of failing on a call.
+      await page.goto(`${sluice.console}#/streams/topics`);
+      const notice = page.getByRole('status').filter({ hasText: 'This key cannot open the Streams section' });
+      await notice.waitFor();
+      assert.match(await notice.innerText(), /streams:read/);
+      assert.match(await notice.innerText(), /sluice keys create --scopes automation,streams,ratelimit/);
+      await assertAccessible(page, 'a section the key cannot open');
+      await screenshot(page, 'shell-scopes');
       assertCleanPage(watched);
     } finally {
       await watched.close();

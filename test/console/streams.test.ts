@@ -6,6 +6,7 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import {
+  assertAccessible,
   assertCleanPage,
   browserSkipReason,
   launchBrowser,
@@ -83,19 +84,26 @@ describe('console: streams section', { skip: browserSkipReason() }, () => {
       });
       await page.getByRole('button', { name: 'Produce' }).click();
       await page.getByText('Stored at partition 1, offset 0.').waitFor();
-      const live = page.getByRole('list', { name: 'Live records, newest first' });
+      const live = page.getByRole('table', { name: 'Live records, newest first' });
       await live.getByText('user-42').waitFor();
-      assert.match(await live.innerText(), /total:\s*12\.5/);
+      assert.match(await live.innerText(), /"total":12\.5/);
 
-      // Browse partition 1 from the beginning.
+      // Browse partition 1 from the beginning: a table of offset, partition, time, key, headers, value.
       await page.getByLabel('Partition', { exact: true }).nth(1).selectOption('1');
+      await page.getByLabel('Start at').selectOption('beginning');
       await page.getByRole('button', { name: 'Show records' }).click();
-      const read = page.getByRole('list', { name: 'Records read' });
+      const read = page.getByRole('table', { name: 'Records read' });
       await read.getByText('user-42').waitFor();
-      const text = await read.innerText();
-      assert.match(text, /1 \/ 0/);
-      assert.match(text, /trace-id: abc/);
-      assert.match(text, /"book"/);
+      const cells = await read.getByRole('row').nth(1).getByRole('cell').allInnerTexts();
+      assert.deepEqual(cells.slice(0, 2), ['0', '1'], 'offset, partition');
+      assert.match(cells[2]!, /^(just now|\d+ (s|min) ago)$/);
+      assert.equal(cells[3], 'user-42');
+      assert.equal(cells[4], 'trace-id: abc');
+      assert.equal(cells[5], '{"total":12.5,"items":["book"]}');
+      // The preview unfolds into the JSON viewer.
+      await read.getByText('{"total":12.5,"items":["book"]}').click();
+      await read.getByRole('group', { name: 'Value of partition 1 offset 0' }).waitFor();
+      await assertAccessible(page, 'a topic with live and read records');
       await screenshot(page, 'streams-topic');
       await page.getByLabel('Follow new records as they are produced').uncheck();
 
@@ -107,6 +115,13 @@ describe('console: streams section', { skip: browserSkipReason() }, () => {
         records: [0, 1, 2].map((i) => ({ value: { i }, partition: 0 })),
       });
       await nav.getByRole('link', { name: 'Consumer groups' }).click();
+      // The list shows each group's lag (summed over the partitions it committed on).
+      const billing = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'billing' }) });
+      await waitUntil('the group list shows lag 3', async () =>
+        /\b3$/.test((await billing.getByRole('cell').last().innerText()).trim()),
+      );
+      await assertAccessible(page, 'the consumer group list');
+      await screenshot(page, 'streams-groups');
       await page.getByRole('link', { name: 'billing' }).click();
       const lag = page.getByTestId('total-lag');
       await page.getByRole('heading', { name: 'Consumer group billing' }).waitFor();
@@ -117,6 +132,38 @@ describe('console: streams section', { skip: browserSkipReason() }, () => {
       await consume(3);
       await waitUntil('lag 0 shown', async () => (await lag.innerText()) === '0');
       await screenshot(page, 'streams-group');
+      // The tail of partition 0, newest first, filtered by key and by value text.
+      await nav.getByRole('link', { name: 'Topics' }).click();
+      await page.getByRole('link', { name: 'orders' }).click();
+      await page.getByRole('heading', { name: 'Topic orders' }).waitFor();
+      await call('POST', '/streams/topic/orders', {
+        records: ['apple', 'banana', 'cherry', 'apricot'].map((fruit, i) => ({
+          key: `k-${fruit}`,
+          value: { fruit, n: i },
+          partition: 0,
+        })),
+      });
+      await page.getByLabel('Partition', { exact: true }).nth(1).selectOption('0');
+      await page.getByLabel('Start at').selectOption('tail');
+      await page.getByLabel('Count').fill('3');
+      await page.getByRole('button', { name: 'Show records' }).click();
+      const tail = page.getByRole('table', { name: 'Records read, newest first' });
+      await tail.getByText('k-apricot').waitFor();
+      const keys = async () =>
+        (await tail.locator('tbody tr td:nth-child(4)').allInnerTexts()).map((t) => t.trim());
+      assert.deepEqual(await keys(), ['k-apricot', 'k-cherry', 'k-banana'], 'the last three, newest first');
+      await page.getByLabel('Filter by key').fill('AP');
+      await waitUntil('the key filter applied', async () => (await keys()).length === 1);
+      assert.deepEqual(await keys(), ['k-apricot']);
+      await page.getByLabel('Filter by key').fill('');
+      await page.getByLabel('Filter by value text').fill('"n":1');
+      await waitUntil('the value filter applied', async () => (await keys()).length === 1);
+      assert.deepEqual(await keys(), ['k-banana']);
+      await page.getByText('1 of 3 records match the filters').waitFor();
+      await page.getByLabel('Filter by value text').fill('');
+      await assertAccessible(page, 'the tail of a partition');
+      await page.getByRole('heading', { name: 'Browse records' }).evaluate((el) => el.scrollIntoView());
+      await screenshot(page, 'streams-records-tail');
       assertCleanPage(watched);
 
       // The service goes away: the view says so instead of showing stale numbers as current.

@@ -6,7 +6,8 @@
 
 import { strict as assert } from 'node:assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -204,4 +205,54 @@ export async function signIn(page: Page, consoleUrl: string, token: string): Pro
   await page.getByLabel('API key').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/** A key of the running Sluice's tenant `default` with these scopes, made by `sluice keys create`. */
+export async function createKey(
+  sluice: RunningSluice,
+  scopes: string,
+  name = 'console-test',
+): Promise<string> {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli.ts', 'keys', 'create', '--name', name, '--scopes', scopes],
+    { encoding: 'utf8', env: { ...process.env, SLUICE_DATA_DIR: sluice.dataDir, LOG_LEVEL: 'silent' } },
+  );
+  assert.equal(result.status, 0, `keys create failed:\n${result.stdout}\n${result.stderr}`);
+  const token = /token \(shown once\): (\S+)/.exec(result.stdout)?.[1];
+  assert.ok(token, `no token in:\n${result.stdout}`);
+  return token;
+}
+
+let axeSource: string | undefined;
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[] }[];
+}
+
+/**
+ * Runs axe-core (WCAG 2 A/AA rules) on the page as it is now and fails on any serious or critical
+ * violation, listing each with the elements it names. The script goes in through the DevTools
+ * protocol (page.evaluate), which the page's Content-Security-Policy does not govern, so the
+ * console's CSP stays as strict in the test as in production.
+ */
+export async function assertAccessible(page: Page, what: string): Promise<void> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  const present = await page.evaluate<boolean>("typeof window.axe === 'object'");
+  if (!present) await page.evaluate(axeSource);
+  const violations = await page.evaluate<AxeViolation[]>(
+    `window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }, resultTypes: ['violations'] })
+      .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) })))`,
+  );
+  const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(
+    serious.map(
+      (v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`,
+    ),
+    [],
+    `accessibility violations on ${what}`,
+  );
 }

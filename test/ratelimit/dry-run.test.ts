@@ -94,9 +94,13 @@ describe('rate limit console views over HTTP', () => {
       headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify(body),
     });
+  // The counters without their history ring (which moves with the clock, not with the requests).
   const stats = async () =>
-    ((await (await fetch(`${http}/json/stats`, { headers: auth })).json()) as { rules: { key: string }[] })
-      .rules;
+    (
+      (await (await fetch(`${http}/json/stats`, { headers: auth })).json()) as {
+        rules: { key: string; history?: unknown }[];
+      }
+    ).rules.map(({ history: _history, ...counters }) => counters);
 
   it('needs a key for the views, while /json stays open', async () => {
     assert.equal((await dryRun(request([['key1', 'x']]), {})).status, 401);
@@ -147,6 +151,21 @@ describe('rate limit console views over HTTP', () => {
     assert.equal(((await res.json()) as { code: string }).code, 'bad_request');
     const empty = await dryRun({ domain: '', descriptors: [] });
     assert.equal(empty.status, 400);
+  });
+
+  it('lists every configured rule, zeros until hit, each with its recent history', async () => {
+    const body = (await (await fetch(`${http}/json/stats`, { headers: auth })).json()) as any;
+    assert.equal(body.historyStepMs, 2000);
+    assert.equal(body.historyPoints, 30);
+    const subkey = body.rules.find((r: any) => r.key === 'test-domain.key1_value1.subkey1');
+    assert.ok(subkey, 'a configured rule that was never hit is listed');
+    assert.equal(subkey.configured, true);
+    assert.equal(subkey.total_hits, 0);
+    assert.equal(subkey.over_limit, 0);
+    assert.ok(subkey.history.total_hits.every((n: number) => n === 0));
+    assert.equal(subkey.history.total_hits.length, subkey.history.over_limit.length);
+    const keys = body.rules.map((r: any) => r.key);
+    assert.deepEqual(keys, [...keys].sort(), 'sorted by key');
   });
 
   it('shows the loaded configuration as a tree per domain', async () => {

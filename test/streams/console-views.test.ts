@@ -50,7 +50,9 @@ describe('streams console views', () => {
     await produce(3, 0);
 
     const list = await h.call('GET', '/streams/consumer-groups');
-    assert.deepEqual(list.body, { consumer_groups: [{ group: 'billing', members: 1, topics: ['orders'] }] });
+    assert.deepEqual(list.body, {
+      consumer_groups: [{ group: 'billing', members: 1, topics: ['orders'], lag: null }],
+    });
     let view = await h.call('GET', '/streams/consumer-groups/billing');
     assert.equal(view.status, 200);
     assert.equal(view.body.members[0].instance_id, 'c1');
@@ -77,6 +79,13 @@ describe('streams console views', () => {
     await produce(3, 0);
     view = await h.call('GET', '/streams/consumer-groups/billing');
     assert.equal(p0().lag, 3);
+    // The list sums the lags of the partitions the group committed on.
+    const listed = (await h.call('GET', '/streams/consumer-groups')).body.consumer_groups[0];
+    assert.equal(
+      listed.lag,
+      view.body.partitions.reduce((n: number, p: any) => n + (p.lag ?? 0), 0),
+    );
+    assert.equal(listed.lag, 3);
 
     const missing = await h.call('GET', '/streams/consumer-groups/nobody');
     assert.equal(missing.status, 404);

@@ -1,5 +1,6 @@
 // The catalogue: automations with their versions and triggers, and the form that starts a run.
 
+import { EmptyRow } from '../ui/empty.js';
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { serviceUrl } from '../services.js';
@@ -11,7 +12,7 @@ import {
   JsonView,
   Show,
   enc,
-  fmtTime,
+  When,
   href,
   navigate,
   useAction,
@@ -70,6 +71,20 @@ export function AutomationList({ query }: { query: URLSearchParams }) {
                 </caption>
                 <TableHead cols={['Name', 'Type', 'Version', 'Triggers', 'Updated']} />
                 <tbody>
+                  {page.data.length === 0 ? (
+                    <EmptyRow cols={5}>
+                      {search ? (
+                        <>No automation matches “{search}”: clear the search to see them all.</>
+                      ) : (
+                        <>
+                          No automations yet. Release one: tag it in the registry (
+                          <code>git tag -a workflows.&lt;slug&gt;@1.0.0</code>) and sync it with{' '}
+                          <code>POST /api/v1/automations/&lt;id&gt;/sync</code> (docs/automation.md,
+                          “Releasing”).
+                        </>
+                      )}
+                    </EmptyRow>
+                  ) : null}
                   {page.data.map((a) => (
                     <tr key={a.id}>
                       <td>
@@ -79,7 +94,9 @@ export function AutomationList({ query }: { query: URLSearchParams }) {
                       <td>{a.type}</td>
                       <td>{a.version ?? '—'}</td>
                       <td>{a.triggers ? triggerList(a.triggers) : '—'}</td>
-                      <td>{fmtTime(a.updatedAt ?? a.createdAt)}</td>
+                      <td>
+                        <When at={a.updatedAt ?? a.createdAt} />
+                      </td>
                     </tr>
                   ))}
                 </tbody>
@@ -171,7 +188,9 @@ export function AutomationOverview({ id }: { id: string }) {
                             <code>{row.sourceRef ?? '—'}</code>
                           </td>
                           <td>{row.isCurrent ? 'current' : ''}</td>
-                          <td>{fmtTime(row.createdAt)}</td>
+                          <td>
+                            <When at={row.createdAt} />
+                          </td>
                         </tr>
                       ))}
                     </tbody>

@@ -2,18 +2,20 @@
 // input and expected files, archive import and export, and the selection an experiment starts
 // from.
 
+import { EmptyRow } from '../ui/empty.js';
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { FileRows, download } from './files.js';
 import {
-  AutomationNav,
+  AutomationHeader,
+  AutomationLine,
   Failure,
   Field,
   JsonView,
   Show,
   enc,
   encPath,
-  fmtTime,
+  When,
   href,
   navigate,
   useAction,
@@ -44,8 +46,7 @@ export function Dataset({ id, query }: { id: string; query: URLSearchParams }) {
   const action = useAction();
   return (
     <div>
-      <h1>Dataset</h1>
-      <AutomationNav id={id} current="/dataset" />
+      <AutomationHeader id={id} title="Dataset" current="/dataset" />
       <Failure error={action.error} />
       <Show loaded={list} what="examples">
         {(page) => (
@@ -95,6 +96,12 @@ export function Dataset({ id, query }: { id: string; query: URLSearchParams }) {
                   cols={[<span class="sa-sr">Select</span>, 'Name', 'Expected', 'Latest run', 'Updated']}
                 />
                 <tbody>
+                  {page.data.length === 0 ? (
+                    <EmptyRow cols={5}>
+                      No examples yet. Add one with <strong>Add example</strong> below, import an archive (
+                      <strong>Import</strong>), or promote a reviewed run from its Review tab.
+                    </EmptyRow>
+                  ) : null}
                   {page.data.map((ex) => (
                     <tr key={ex.id}>
                       <td>
@@ -119,7 +126,9 @@ export function Dataset({ id, query }: { id: string; query: URLSearchParams }) {
                           '—'
                         )}
                       </td>
-                      <td>{fmtTime(ex.updatedAt)}</td>
+                      <td>
+                        <When at={ex.updatedAt} />
+                      </td>
                     </tr>
                   ))}
                 </tbody>
@@ -298,6 +307,7 @@ export function ExampleDetail({ id, exampleId }: { id: string; exampleId: string
       <p>
         <a href={href(`/automations/${enc(id)}/dataset`)}>← Dataset</a>
       </p>
+      <AutomationLine id={id} />
       <Show loaded={example} what="the example">
         {(ex) => (
           <>

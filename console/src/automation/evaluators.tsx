@@ -5,7 +5,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { ApiFailure, api } from '../api.js';
 import { issuesByLine, placeIssues, type PlacedIssue } from './issue-lines.js';
-import { AutomationNav, Failure, JsonView, Show, useAction, useLoad } from './ui.js';
+import { AutomationHeader, Failure, JsonView, Show, useAction, useLoad } from './ui.js';
 import { automationUrl } from './urls.js';
 import type { EvaluatorConfigResponse } from './wire.js';
 
@@ -16,8 +16,7 @@ export function Evaluators({ id }: { id: string }) {
   );
   return (
     <div>
-      <h1>Evaluators</h1>
-      <AutomationNav id={id} current="/evaluators" />
+      <AutomationHeader id={id} title="Evaluators" current="/evaluators" />
       <Show loaded={config} what="the evaluator config">
         {(c) => <Editor id={id} stored={c} onSaved={config.setData} />}
       </Show>

@@ -2,19 +2,21 @@
 // progress read from the NDJSON stream, and one experiment's scores per example and evaluator,
 // cancel, and CSV/JSON export. An experiment opened while it runs is polled.
 
+import { EmptyRow } from '../ui/empty.js';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, request } from '../api.js';
 import { download } from './files.js';
 import { readNdjson } from './ndjson.js';
 import {
-  AutomationNav,
+  AutomationHeader,
+  AutomationLine,
   Failure,
   Field,
   Show,
   Status,
   enc,
   fmtScore,
-  fmtTime,
+  When,
   href,
   useAction,
   useLoad,
@@ -47,8 +49,7 @@ export function ExperimentList({ id, query }: { id: string; query: URLSearchPara
   const action = useAction();
   return (
     <div>
-      <h1>Experiments</h1>
-      <AutomationNav id={id} current="/experiments" />
+      <AutomationHeader id={id} title="Experiments" current="/experiments" />
       <div class="sa-row">
         <a class="sa-button" href={href(`/automations/${enc(id)}/experiments/new`)}>
           New experiment
@@ -75,6 +76,12 @@ export function ExperimentList({ id, query }: { id: string; query: URLSearchPara
                 cols={['Experiment', 'Status', 'Progress', 'Passed', 'Average score', 'Version', 'Created']}
               />
               <tbody>
+                {page.data.length === 0 ? (
+                  <EmptyRow cols={7}>
+                    No experiments yet. Open the Dataset and press{' '}
+                    <strong>Start an experiment on the whole dataset</strong> (or select examples first).
+                  </EmptyRow>
+                ) : null}
                 {page.data.map((e) => (
                   <tr key={e.id}>
                     <td>
@@ -93,7 +100,9 @@ export function ExperimentList({ id, query }: { id: string; query: URLSearchPara
                     </td>
                     <td>{fmtScore(e.avgScore)}</td>
                     <td>{e.version ?? 'latest'}</td>
-                    <td>{fmtTime(e.createdAt)}</td>
+                    <td>
+                      <When at={e.createdAt} />
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -162,8 +171,7 @@ export function NewExperiment({ id, query }: { id: string; query: URLSearchParam
   const last = lines[lines.length - 1];
   return (
     <div>
-      <h1>New experiment</h1>
-      <AutomationNav id={id} current="/experiments" />
+      <AutomationHeader id={id} title="New experiment" current="/experiments" />
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -286,6 +294,7 @@ export function ExperimentView({ id, experimentId }: { id: string; experimentId:
       <p>
         <a href={href(`/automations/${enc(id)}/experiments`)}>← Experiments</a>
       </p>
+      <AutomationLine id={id} />
       <Show loaded={detail} what="the experiment">
         {(x) => (
           <>
@@ -310,9 +319,13 @@ export function ExperimentView({ id, experimentId }: { id: string; experimentId:
               <dt>Version</dt>
               <dd>{x.version ?? 'latest'}</dd>
               <dt>Created</dt>
-              <dd>{fmtTime(x.createdAt)}</dd>
+              <dd>
+                <When at={x.createdAt} />
+              </dd>
               <dt>Completed</dt>
-              <dd>{fmtTime(x.completedAt)}</dd>
+              <dd>
+                <When at={x.completedAt} />
+              </dd>
             </dl>
             <progress max={x.runCount || 1} value={x.completedCount} aria-label="Runs finished" />
             <div class="sa-row">

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { healthGeometry, type ChartBox, type HealthPoint } from './health-chart.js';
-import { AutomationNav, Field, Show, TableHead, enc, fmtTime, navigate, useLoad } from './ui.js';
+import { AutomationHeader, Field, Show, TableHead, enc, fmtTime, navigate, When, useLoad } from './ui.js';
 import { automationUrl } from './urls.js';
 import type { RunReviewHealthResponse } from './wire.js';
 
@@ -27,8 +27,7 @@ export function Health({ id, query }: { id: string; query: URLSearchParams }) {
   const [draft, setDraft] = useState({ from, to, bucket, window });
   return (
     <div>
-      <h1>Review health</h1>
-      <AutomationNav id={id} current="/health" />
+      <AutomationHeader id={id} title="Review health" current="/health" />
       <form
         class="sa-row"
         aria-label="Health range"
@@ -99,7 +98,9 @@ export function Health({ id, query }: { id: string; query: URLSearchParams }) {
                   <tbody>
                     {h.buckets.map((b) => (
                       <tr key={b.start}>
-                        <td>{fmtTime(b.start)}</td>
+                        <td>
+                          <When at={b.start} />
+                        </td>
                         <td>{b.totalRuns}</td>
                         <td>{b.reviewedRuns}</td>
                         <td>{pct(b.reviewCoverage)}</td>

@@ -7,7 +7,7 @@ import { api } from '../api.js';
 import { FileRows } from './files.js';
 import { checkJsonText } from './schema-check.js';
 import { automationUrl, runUrl } from './urls.js';
-import { Failure, Field, Loading, Show, enc, fmtTime, href, useAction, useLoad } from './ui.js';
+import { Failure, Field, Loading, Show, enc, When, href, useAction, useLoad } from './ui.js';
 import type {
   AutomationDetail,
   PromoteRunResponse,
@@ -170,9 +170,13 @@ function ReviewForm({
       {review ? (
         <p class="sa-muted" data-testid="review-state">
           Review {review.id}: {review.verdict ?? 'nit'}, {review.status}; last saved{' '}
-          {fmtTime(review.reviewedAt)}
+          <When at={review.reviewedAt} />
           {review.reviewedBy ? ` by ${review.reviewedBy}` : ''}
-          {review.closedAt ? `; closed ${fmtTime(review.closedAt)}` : ''}
+          {review.closedAt ? (
+            <>
+              ; closed <When at={review.closedAt} />
+            </>
+          ) : null}
         </p>
       ) : (
         <p class="sa-muted" data-testid="review-state">

@@ -17,7 +17,8 @@ import {
   encPath,
   fmtMs,
   fmtScore,
-  fmtTime,
+  Clock,
+  When,
   href,
   navigate,
   useAction,
@@ -88,7 +89,9 @@ export function RunDetail({ id, query }: { id: string; query: URLSearchParams })
                 {r.source.version ? ` ${r.source.version}` : ''}
               </dd>
               <dt>Created</dt>
-              <dd>{fmtTime(r.timing.createdAt)}</dd>
+              <dd>
+                <When at={r.timing.createdAt} />
+              </dd>
               <dt>Duration</dt>
               <dd>{fmtMs(r.timing.durationMs)}</dd>
               <dt>Trigger</dt>
@@ -347,7 +350,9 @@ function Events({ id, finished }: { id: string; finished: boolean }) {
             <tbody>
               {e.events.map((ev, i) => (
                 <tr key={i}>
-                  <td>{fmtTime(ev.timestamp)}</td>
+                  <td>
+                    <Clock at={ev.timestamp} />
+                  </td>
                   <td>
                     <code>{ev.type}</code>
                   </td>
@@ -395,7 +400,9 @@ function Trace({ id, run }: { id: string; run: Run }) {
                     <summary>
                       <code>{ev.type ?? ev.phase ?? 'record'}</code> {ev.stepName ?? ''}{' '}
                       {ev.status ? <Status status={ev.status} /> : null}{' '}
-                      <span class="sa-muted">{fmtTime(ev.startedAt ?? null)}</span>
+                      <span class="sa-muted">
+                        <Clock at={ev.startedAt ?? null} />
+                      </span>
                     </summary>
                     <JsonView value={ev} />
                   </details>

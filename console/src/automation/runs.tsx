@@ -2,6 +2,7 @@
 // never holds more than one page of runs, whatever the tenant has stored), back through the
 // cursors already seen. Performance marks around each page let the bench measure render time.
 
+import { EmptyRow } from '../ui/empty.js';
 import { useLayoutEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { serviceUrl } from '../services.js';
@@ -21,7 +22,7 @@ import {
   TableHead,
   enc,
   fmtMs,
-  fmtTime,
+  When,
   href,
   navigate,
   useLoad,
@@ -114,6 +115,12 @@ function RunTable({ runs, busy }: { runs: RunListItem[]; busy: boolean }) {
       <table class="sa-table" aria-busy={busy} data-testid="runs-table">
         <TableHead cols={['Run', 'Automation', 'Status', 'Created', 'Duration', 'Trigger', 'Review']} />
         <tbody>
+          {runs.length === 0 ? (
+            <EmptyRow cols={7}>
+              No runs match these filters. Clear the filters, or start a run from an automation’s page (
+              <strong>Start run</strong>).
+            </EmptyRow>
+          ) : null}
           {runs.map((r) => (
             <tr key={r.id}>
               <td>
@@ -129,7 +136,9 @@ function RunTable({ runs, busy }: { runs: RunListItem[]; busy: boolean }) {
                 <Status status={r.execution.status} />
                 {r.error ? <div class="sa-small sa-invalid">{r.error}</div> : null}
               </td>
-              <td>{fmtTime(r.timing.createdAt)}</td>
+              <td>
+                <When at={r.timing.createdAt} />
+              </td>
               <td>{fmtMs(r.timing.durationMs)}</td>
               <td>{r.trigger.type ?? '—'}</td>
               <td>{reviewText(r)}</td>

@@ -4,7 +4,12 @@
 
 import type { ComponentChildren, TargetedKeyboardEvent } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure } from '../api.js';
+import { api, ApiFailure } from '../api.js';
+import { automationUrl } from './urls.js';
+import type { AutomationDetail } from './wire.js';
+import { JsonView } from '../ui/json-view.js';
+import { fmtDuration, fmtFull } from '../ui/time.js';
+export { Clock, When } from '../ui/time.js';
 
 // ---- links ----
 
@@ -145,21 +150,11 @@ export function Show<T>({
 
 // ---- values ----
 
-export function fmtTime(iso: string | null | undefined): string {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  return d
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d+Z$/, 'Z');
-}
+/** The full timestamp (charts and titles); views show points in time with <When>. */
+export const fmtTime = fmtFull;
 
-export function fmtMs(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined) return '—';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
-}
+/** A duration in human units. */
+export const fmtMs = fmtDuration;
 
 export function fmtScore(score: number | null | undefined): string {
   return score === null || score === undefined ? '—' : score.toFixed(3).replace(/\.?0+$/, '') || '0';
@@ -171,59 +166,8 @@ export function Status({ status }: { status: string }) {
 
 // ---- JSON viewer ----
 
-const OPEN_DEPTH = 2;
-
-/** A collapsible tree of a JSON value; containers below the second level start closed. */
-export function JsonView({ value, label }: { value: unknown; label?: string }) {
-  return (
-    <div class="sa-json" aria-label={label}>
-      <JsonNode value={value} depth={0} />
-    </div>
-  );
-}
-
-function JsonNode({ value, depth, name }: { value: unknown; depth: number; name?: string }) {
-  const key = name !== undefined ? <span class="sa-json-key">{name}: </span> : null;
-  if (value === null || typeof value !== 'object') {
-    const cls = value === null ? 'null' : typeof value;
-    return (
-      <div class="sa-json-leaf">
-        {key}
-        <span class={`sa-json-${cls}`}>{value === undefined ? 'undefined' : JSON.stringify(value)}</span>
-      </div>
-    );
-  }
-  const entries: [string, unknown][] = Array.isArray(value)
-    ? value.map((v, i) => [String(i), v])
-    : Object.entries(value as Record<string, unknown>);
-  const [open, close] = Array.isArray(value) ? ['[', ']'] : ['{', '}'];
-  if (entries.length === 0)
-    return (
-      <div class="sa-json-leaf">
-        {key}
-        {open}
-        {close}
-      </div>
-    );
-  return (
-    <details class="sa-json-node" open={depth < OPEN_DEPTH}>
-      <summary>
-        {key}
-        {open}
-        <span class="sa-muted">
-          {' '}
-          {entries.length} {Array.isArray(value) ? 'items' : 'fields'}
-        </span>
-      </summary>
-      <div class="sa-json-children">
-        {entries.map(([k, v]) => (
-          <JsonNode key={k} name={k} value={v} depth={depth + 1} />
-        ))}
-      </div>
-      <div>{close}</div>
-    </details>
-  );
-}
+/** The console's one JSON viewer (ui/json-view.tsx). */
+export { JsonView };
 
 // ---- layout ----
 
@@ -302,6 +246,50 @@ export function TabPanel({ id, children }: { id: string; children: ComponentChil
     <section class="sa-panel" role="tabpanel" id={`panel-${id}`} aria-labelledby={`tab-${id}`}>
       {children}
     </section>
+  );
+}
+
+const names = new Map<string, string>();
+
+/** The automation's display name (name, else slug, else id), loaded once per page load. */
+export function useAutomationName(id: string): string {
+  const [name, setName] = useState(names.get(id) ?? id);
+  useEffect(() => {
+    if (names.has(id)) return undefined;
+    const controller = new AbortController();
+    api<AutomationDetail>(automationUrl(id), { signal: controller.signal }).then(
+      (a) => {
+        const shown = a.name ?? a.slug ?? a.id;
+        names.set(id, shown);
+        setName(shown);
+      },
+      () => undefined, // the id stays the heading; the view shows its own load errors
+    );
+    return () => controller.abort();
+  }, [id]);
+  return name;
+}
+
+/** A heading naming the view and the automation it is about, with the automation's navigation. */
+export function AutomationHeader({ id, title, current }: { id: string; title: string; current: string }) {
+  const name = useAutomationName(id);
+  return (
+    <>
+      <h1>
+        {title} <span class="sa-of">· {name}</span>
+      </h1>
+      <AutomationNav id={id} current={current} />
+    </>
+  );
+}
+
+/** "Automation: <name>" above a page about one thing of an automation (an example, an experiment). */
+export function AutomationLine({ id }: { id: string }) {
+  const name = useAutomationName(id);
+  return (
+    <p class="sa-muted">
+      Automation <a href={href(`/automations/${enc(id)}`)}>{name}</a>
+    </p>
   );
 }
 

@@ -38,6 +38,17 @@ export interface RuleCounters {
   near_limit: number;
   within_limit: number;
   shadow_mode: number;
+  /** A configured rule (listed with zeros before its first hit). */
+  configured?: boolean;
+  /** Increases per `historyStepMs`, oldest first (the service's own ring). */
+  history?: Record<'total_hits' | 'over_limit' | 'near_limit', number[]>;
+}
+
+export interface StatsAnswer {
+  at: string;
+  historyStepMs?: number;
+  historyPoints?: number;
+  rules: RuleCounters[];
 }
 
 export interface DryRunStatus {
@@ -65,10 +76,7 @@ export const loadConfig = (signal?: AbortSignal) =>
   api<ConfigView>(serviceUrl('ratelimit', '/json/config'), signal ? { signal } : {});
 
 export const loadStats = (signal?: AbortSignal) =>
-  api<{ at: string; rules: RuleCounters[] }>(
-    serviceUrl('ratelimit', '/json/stats'),
-    signal ? { signal } : {},
-  );
+  api<StatsAnswer>(serviceUrl('ratelimit', '/json/stats'), signal ? { signal } : {});
 
 export const dryRun = (body: DryRunRequest) =>
   api<DryRunAnswer>(serviceUrl('ratelimit', '/json/dry-run'), { method: 'POST', body });

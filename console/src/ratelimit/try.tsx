@@ -1,6 +1,7 @@
 // "Try a request": the /json body built from a form, sent to the dry-run endpoint, which answers
 // with the decision, the matched rule and the remaining quota without counting the request.
 
+import { fmtProtoDuration } from '../ui/time.js';
 import { useState } from 'preact/hooks';
 import { ErrorBox } from '../ui/error-box.js';
 import { Form, TextArea, TextField } from '../ui/forms.js';
@@ -137,7 +138,11 @@ export function TryView() {
                 numeric: true,
                 render: (r) => String(r.limitRemaining ?? 0),
               },
-              { key: 'durationUntilReset', label: 'Resets in' },
+              {
+                key: 'durationUntilReset',
+                label: 'Resets in',
+                render: (r) => fmtProtoDuration(r.durationUntilReset),
+              },
             ]}
           />
         </div>

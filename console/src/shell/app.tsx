@@ -8,7 +8,10 @@ import type { Section } from '../section.js';
 import { ErrorBox, Notice } from '../ui/error-box.js';
 import type { ConsoleConfig, WhoAmI } from './config.js';
 import { href, navigate, resolve, useLocation } from './router.js';
+import { ALL_VIEWS_SCOPES, SECTION_SCOPE, sectionAllowed } from './scopes.js';
 import { SignIn, whoAmI } from './signin.js';
+
+const titleOf = (sections: readonly Section[], id: string) => sections.find((s) => s.id === id)?.title ?? id;
 
 type Auth =
   | { state: 'checking' }
@@ -73,10 +76,10 @@ export function App({ config, sections }: { config: ConsoleConfig; sections: rea
     navigate('#/');
     setAuth({ state: 'signed-out' });
   };
-  const shown = config.services
+  const served = config.services
     .map((id) => sections.find((s) => s.id === id))
     .filter((s): s is Section => s !== undefined);
-  return <Frame config={config} sections={shown} all={sections} who={auth.who} onSignOut={signOut} />;
+  return <Frame config={config} sections={served} all={sections} who={auth.who} onSignOut={signOut} />;
 }
 
 function Frame(props: {
@@ -86,7 +89,10 @@ function Frame(props: {
   who: WhoAmI | undefined;
   onSignOut: () => void;
 }) {
-  const { sections, who } = props;
+  const { who } = props;
+  // Sections the key's scopes do not open are left out of the navigation; reaching one by URL
+  // says which scope it needs instead of failing on the first call.
+  const sections = props.sections.filter((s) => sectionAllowed(s.id, who?.scopes));
   const location = useLocation();
   const main = useRef<HTMLElement>(null);
   const first = sections.find((s) => s.routes.some((r) => r.nav));
@@ -112,7 +118,21 @@ function Frame(props: {
 
   let content;
   if (found) content = found.route.render(found.match);
-  else if (location.section === '') content = <Notice title="No section to show" />;
+  else if (location.section === '')
+    content = (
+      <Notice title="No section to show">
+        This key opens none of the services this process runs. Sign out and sign in with a key made by{' '}
+        <code>sluice keys create --scopes {ALL_VIEWS_SCOPES}</code>.
+      </Notice>
+    );
+  else if (props.sections.some((s) => s.id === location.section))
+    content = (
+      <Notice title={`This key cannot open the ${titleOf(props.sections, location.section)} section`}>
+        It needs the scope <code>{SECTION_SCOPE[location.section as Section['id']]}</code> (or{' '}
+        <code>{location.section}</code>, <code>admin</code>). Sign out and sign in with a key that has it, for
+        example one made by <code>sluice keys create --scopes {ALL_VIEWS_SCOPES}</code>.
+      </Notice>
+    );
   else if (
     props.all.some((s) => s.id === location.section) &&
     !sections.some((s) => s.id === location.section)

@@ -6,6 +6,7 @@ import { api, ApiFailure, storeKey } from '../api.js';
 import { describeError } from '../ui/error-box.js';
 import { Form, TextField } from '../ui/forms.js';
 import type { WhoAmI } from './config.js';
+import { ALL_VIEWS_SCOPES } from './scopes.js';
 
 export async function whoAmI(): Promise<WhoAmI> {
   return api<WhoAmI>('/console/whoami');
@@ -50,7 +51,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (who: WhoAmI) => void }) {
           autocomplete="off"
           value={key}
           onValue={setKey}
-          hint="Create one with: sluice keys create --scopes streams,automation"
+          hint={`Create one that opens every view with: sluice keys create --scopes ${ALL_VIEWS_SCOPES}`}
           error={error}
         />
       </Form>

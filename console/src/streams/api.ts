@@ -30,6 +30,8 @@ export interface GroupSummary {
   group: string;
   members: number;
   topics: string[];
+  /** Summed over the partitions it committed on; null before its first commit. */
+  lag: number | null;
 }
 
 export interface GroupDetail {

@@ -19,7 +19,16 @@ export function GroupsView() {
         rowKey={(g) => g.group}
         rows={groups.data?.consumer_groups ?? []}
         pageSize={50}
-        empty={groups.data ? 'No consumer groups.' : 'Loading…'}
+        empty={
+          groups.data ? (
+            <>
+              No consumer groups. A group appears when a consumer joins it:{' '}
+              <code>POST /streams/consumers/&lt;group&gt;</code> (docs/streams.md).
+            </>
+          ) : (
+            'Loading…'
+          )
+        }
         columns={[
           {
             key: 'group',
@@ -28,6 +37,12 @@ export function GroupsView() {
           },
           { key: 'members', label: 'Members', numeric: true },
           { key: 'topics', label: 'Topics', render: (g) => g.topics.join(', ') },
+          {
+            key: 'lag',
+            label: 'Lag',
+            numeric: true,
+            render: (g) => (g.lag === null ? <span class="muted">no commit yet</span> : String(g.lag)),
+          },
         ]}
       />
     </section>

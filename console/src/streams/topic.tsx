@@ -1,5 +1,5 @@
-// One topic: partitions with offsets and rates, a produce form, a record browser (partition,
-// offset or time, count) and live records over the push WebSocket.
+// One topic: partitions with offsets and rates, a produce form, a record browser (partition;
+// the tail, the beginning, an offset or a time; count) and live records over the push WebSocket.
 
 import { useEffect, useState } from 'preact/hooks';
 import { ErrorBox } from '../ui/error-box.js';
@@ -14,7 +14,8 @@ import {
   type PartitionInfo,
   type StreamRecord,
 } from './api.js';
-import { RecordList } from './records.js';
+import { tailOffset } from './record-filter.js';
+import { RecordTable } from './records.js';
 import { POLL_MS, rateText, useRates } from './topics.js';
 
 const LIVE_KEEP = 100;
@@ -158,14 +159,27 @@ function ProduceForm(props: { topic: string; partitions: number; onProduced: () 
 
 function Browser(props: { topic: string; partitions: number }) {
   const [partition, setPartition] = useState('0');
-  const [mode, setMode] = useState<'beginning' | 'offset' | 'time'>('beginning');
+  const [mode, setMode] = useState<'tail' | 'beginning' | 'offset' | 'time'>('tail');
   const [offset, setOffset] = useState('0');
   const [time, setTime] = useState('');
   const [count, setCount] = useState('20');
   const [error, setError] = useState<string | undefined>(undefined);
-  const action = useAction<StreamRecord[]>();
+  const action = useAction<{ records: StreamRecord[]; tail: boolean }>();
   const submit = async () => {
     let from: { offset: number } | { timestamp: number } | undefined;
+    const n = Math.max(1, Number(count) || 20);
+    if (mode === 'tail') {
+      setError(undefined);
+      await action.run(async () => {
+        // The newest records: the partition's current end, read back `n` records from it.
+        const info = await describeTopic(props.topic);
+        const p = info.partitions.find((x) => x.partition === Number(partition));
+        const start = p ? tailOffset(p.beginning_offset, p.end_offset, n) : 0;
+        const records = await readPartition(props.topic, Number(partition), { offset: start }, n);
+        return { records, tail: true };
+      });
+      return;
+    }
     if (mode === 'offset') {
       if (!/^\d+$/.test(offset)) return setError('The offset is a whole number.');
       from = { offset: Number(offset) };
@@ -175,9 +189,10 @@ function Browser(props: { topic: string; partitions: number }) {
       from = { timestamp: ms };
     }
     setError(undefined);
-    await action.run(() =>
-      readPartition(props.topic, Number(partition), from, Math.max(1, Number(count) || 20)),
-    );
+    await action.run(async () => ({
+      records: await readPartition(props.topic, Number(partition), from, n),
+      tail: false,
+    }));
   };
   return (
     <>
@@ -197,6 +212,7 @@ function Browser(props: { topic: string; partitions: number }) {
             value={mode}
             onValue={(v) => setMode(v as typeof mode)}
             options={[
+              { value: 'tail', label: 'the newest (tail), newest first' },
               { value: 'beginning', label: 'the beginning' },
               { value: 'offset', label: 'an offset' },
               { value: 'time', label: 'a time' },
@@ -229,7 +245,14 @@ function Browser(props: { topic: string; partitions: number }) {
       {action.failure ? (
         <ErrorBox error={action.failure} context="Reading records" service="streams" />
       ) : null}
-      {action.result ? <RecordList records={action.result} label="Records read" /> : null}
+      {action.result ? (
+        <RecordTable
+          id="read"
+          records={action.result.records}
+          caption={action.result.tail ? 'Records read, newest first' : 'Records read'}
+          newest={action.result.tail}
+        />
+      ) : null}
     </>
   );
 }
@@ -263,7 +286,7 @@ function LiveRecords({ topic }: { topic: string }) {
       <h2>Live records</h2>
       <Checkbox label="Follow new records as they are produced" checked={on} onValue={setOn} />
       {problem ? <ErrorBox error={problem} context="Live records" service="streams" /> : null}
-      {on ? <RecordList records={records} label="Live records, newest first" /> : null}
+      {on ? <RecordTable id="live" records={records} caption="Live records, newest first" newest /> : null}
     </>
   );
 }

@@ -53,7 +53,15 @@ export function TopicsView() {
         rowKey={(r) => r.topic.name}
         rows={topics.data ?? []}
         pageSize={50}
-        empty={topics.data ? 'No topics yet.' : 'Loading…'}
+        empty={
+          topics.data ? (
+            <>
+              No topics yet. Create one with <strong>Create topic</strong> below.
+            </>
+          ) : (
+            'Loading…'
+          )
+        }
         columns={[
           {
             key: 'name',

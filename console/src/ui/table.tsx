@@ -23,7 +23,8 @@ export interface TableProps<Row> {
   onSelect?: (row: Row) => void;
   /** Client-side paging: rows per page. */
   pageSize?: number;
-  empty?: string;
+  /** What the empty table says: what to do next (a command, a button to press). */
+  empty?: ComponentChildren;
 }
 
 export function Table<Row>(props: TableProps<Row>) {

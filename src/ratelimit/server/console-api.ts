@@ -1,6 +1,7 @@
 // Read-only views of the rate limit service for the web console, on the HTTP port beside /json:
 //   GET  /json/config   the loaded rules per domain, as a tree
-//   GET  /json/stats    the per-rule counters (total, over limit, near limit, within, shadow)
+//   GET  /json/stats    the per-rule counters (total, over limit, near limit, within, shadow) of
+//                       every rule hit or configured, with a short ring of recent increases
 //   POST /json/dry-run  the /json body; the decision it would get, the matched rule and the
 //                       remaining quota, without counting it (docs/ratelimit.md)
 // Unlike /json they need a key with `ratelimit:read`: they show the configuration and traffic
@@ -9,23 +10,33 @@
 import type { Router } from '../../core/http/index.js';
 import type { DescriptorNode, Level, Rule, RuleSet } from '../config/rules.js';
 import type { RateLimitEngine } from '../engine/engine.js';
-import { RULE_PREFIX } from '../stats/names.js';
+import { RULE_PREFIX, sanitize } from '../stats/names.js';
 import type { SharedStatsTable } from '../stats/shared-table.js';
 import { UNIT_NAMES } from '../types.js';
 import { encodeResponse } from './json-codec.js';
 import { asHttpError, decodeJsonBody } from './json-endpoint.js';
+import type { StatsHistory } from './stats-history.js';
 
 const READ = { scope: 'ratelimit:read' } as const;
 const RULE_STATS = ['total_hits', 'over_limit', 'near_limit', 'within_limit', 'shadow_mode'] as const;
+type RuleStat = (typeof RULE_STATS)[number];
+const zeroCounters = (): Record<RuleStat, number> =>
+  Object.fromEntries(RULE_STATS.map((s) => [s, 0])) as Record<RuleStat, number>;
 
 export interface ConsoleApiSources {
   engine: RateLimitEngine;
   stats: SharedStatsTable;
+  /** Recent per-rule increases (the console's sparklines start from them). */
+  history?: StatsHistory;
 }
 
 export function ratelimitConsoleRoutes(router: Router, sources: ConsoleApiSources): void {
   router.get('/json/config', (_req, res) => res.json(configView(sources.engine.ruleSet)), READ);
-  router.get('/json/stats', (_req, res) => res.json(statsView(sources.stats)), READ);
+  router.get(
+    '/json/stats',
+    (_req, res) => res.json(statsView(sources.stats, sources.engine.ruleSet, sources.history)),
+    READ,
+  );
   router.post(
     '/json/dry-run',
     async (req, res) => {
@@ -87,21 +98,51 @@ export function configView(rules: RuleSet | undefined): unknown {
   };
 }
 
-/** Per-rule counters from the shared statistics table (process totals since start). */
-export function statsView(stats: SharedStatsTable): unknown {
-  const rules = new Map<string, Record<string, number>>();
+/** Per-rule totals from the shared statistics table (process totals since start). */
+export function ruleTotals(stats: SharedStatsTable): Map<string, Record<RuleStat, number>> {
+  const rules = new Map<string, Record<RuleStat, number>>();
   for (const [name, value] of stats.snapshot()) {
     if (!name.startsWith(RULE_PREFIX)) continue;
     const dot = name.lastIndexOf('.');
-    const stat = name.slice(dot + 1);
-    if (!(RULE_STATS as readonly string[]).includes(stat)) continue;
+    const stat = name.slice(dot + 1) as RuleStat;
+    if (!RULE_STATS.includes(stat)) continue;
     const key = name.slice(RULE_PREFIX.length, dot);
-    const entry = rules.get(key) ?? Object.fromEntries(RULE_STATS.map((s) => [s, 0]));
+    const entry = rules.get(key) ?? zeroCounters();
     entry[stat] = value;
     rules.set(key, entry);
   }
+  return rules;
+}
+
+/** The statistics keys of every configured rule (a rule with no hit yet has no counter). */
+export function configuredRuleKeys(rules: RuleSet | undefined): string[] {
+  const keys = new Set<string>();
+  const walk = (level: Level) => {
+    for (const node of [...level.exact.values(), ...level.wildcards]) {
+      if (node.rule && node.rule.id >= 0) keys.add(sanitize(node.rule.fullKey));
+      if (node.children) walk(node.children);
+    }
+  };
+  for (const domain of rules?.domains.values() ?? []) walk(domain.root);
+  return [...keys];
+}
+
+/**
+ * Per-rule counters: every rule with a counter and every configured rule (zeros until hit),
+ * sorted by key, each with its recent history (increases per `historyStepMs`, oldest first).
+ */
+export function statsView(stats: SharedStatsTable, rules?: RuleSet, history?: StatsHistory): unknown {
+  const totals = ruleTotals(stats);
+  const configured = new Set(configuredRuleKeys(rules));
+  const keys = [...new Set([...totals.keys(), ...configured])].sort();
   return {
     at: new Date().toISOString(),
-    rules: [...rules].map(([key, values]) => ({ key, ...values })),
+    ...(history ? { historyStepMs: history.stepMs, historyPoints: history.points } : {}),
+    rules: keys.map((key) => ({
+      key,
+      configured: configured.has(key),
+      ...(totals.get(key) ?? zeroCounters()),
+      ...(history ? { history: history.of(key) } : {}),
+    })),
   };
 }

@@ -1,5 +1,5 @@
 // Read-only views of consumer groups (extension, for the console and operators; docs/streams.md):
-//   GET /streams/consumer-groups           groups with their member count and topics
+//   GET /streams/consumer-groups           groups with their member count, topics and total lag
 //   GET /streams/consumer-groups/<group>   members, their assignments, and per partition the
 //                                          committed offset, the end offset and the lag
 // Kafka's own tools show the same (kafka-consumer-groups --describe); Confluent's v3 API has
@@ -20,14 +20,20 @@ export function registerGroupViews(
   const { groups, log } = deps;
   router.get(
     '/streams/consumer-groups',
-    handler((_req, res) => {
-      const list = groups
-        .groupNames()
-        .sort()
-        .map((name) => {
-          const view = groups.describeGroup(name);
-          return { group: name, members: view.members.length, topics: view.topics };
+    handler(async (_req, res) => {
+      const list = [];
+      for (const name of groups.groupNames().sort()) {
+        const view = groups.describeGroup(name);
+        const lags = (await partitionLags(view, log)).map((p) => p.lag);
+        const committed = lags.filter((lag): lag is number => lag !== null);
+        list.push({
+          group: name,
+          members: view.members.length,
+          topics: view.topics,
+          // The sum over the partitions the group has committed on; null before any commit.
+          lag: committed.length === 0 ? null : committed.reduce((a, b) => a + b, 0),
         });
+      }
       res.json({ consumer_groups: list });
     }),
     options,
@@ -44,27 +50,7 @@ export function registerGroupViews(
           ErrorCodes.instanceNotFound,
           `consumer group '${group}' has no members (it is unknown, or every member left)`,
         );
-      const owners = new Map<string, string>();
-      for (const { member, partitions } of view.members)
-        for (const p of partitions) owners.set(`${p.topic}/${p.partition}`, member.id);
-      const partitions = [];
-      for (const name of view.topics) {
-        const topic = log.topic(name);
-        if (!topic) continue;
-        for (let p = 0; p < topic.partitions; p++) {
-          const end = await log.endOffset(topic, p);
-          const committed = view.committed(name, p);
-          partitions.push({
-            topic: name,
-            partition: p,
-            owner: owners.get(`${name}/${p}`) ?? null,
-            committed_offset: committed ?? null,
-            end_offset: end,
-            // Records produced but not yet consumed-and-committed by the group.
-            lag: committed === undefined ? null : Math.max(0, end - committed),
-          });
-        }
-      }
+      const partitions = await partitionLags(view, log);
       res.json({
         group,
         members: view.members.map(({ member, instance, partitions: owned }) => ({
@@ -80,4 +66,32 @@ export function registerGroupViews(
     }),
     options,
   );
+}
+
+type GroupView = ReturnType<ConsumerGroups['describeGroup']>;
+
+/** Per partition of the group's topics: owner, committed offset, end offset and lag. */
+async function partitionLags(view: GroupView, log: TopicLog) {
+  const owners = new Map<string, string>();
+  for (const { member, partitions } of view.members)
+    for (const p of partitions) owners.set(`${p.topic}/${p.partition}`, member.id);
+  const partitions = [];
+  for (const name of view.topics) {
+    const topic = log.topic(name);
+    if (!topic) continue;
+    for (let p = 0; p < topic.partitions; p++) {
+      const end = await log.endOffset(topic, p);
+      const committed = view.committed(name, p);
+      partitions.push({
+        topic: name,
+        partition: p,
+        owner: owners.get(`${name}/${p}`) ?? null,
+        committed_offset: committed ?? null,
+        end_offset: end,
+        // Records produced but not yet consumed-and-committed by the group.
+        lag: committed === undefined ? null : Math.max(0, end - committed),
+      });
+    }
+  }
+  return partitions;
 }

@@ -44,6 +44,8 @@ import { queuePort } from './pg/run-queue.js';
 import { LocalRunQueue } from './runs/local-queue.js';
 import { runReviewView } from './reviews/view.js';
 import { localOnly, throughSharedStores } from './runs/sharing.js';
+import { RetentionRunner } from './retention/runner.js';
+import { retentionMetrics } from './retention/metrics.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
 export type { ScoreStore, EvalResult } from './runs/scores.js';
@@ -64,6 +66,16 @@ export interface AutomationCore {
   archives: ArchivePool;
   /** Worker threads for tenant-written code and patterns: custom scripts, regexes, schemas. */
   evalPool: ScriptPool;
+  /** The background retention passes (docs/operations.md "Data lifecycle"); `pass()` runs one now. */
+  retention: RetentionRunner;
+}
+
+export interface AutomationOptions {
+  /**
+   * The clock retention measures ages on (default Date.now). Tests move it forward to age runs,
+   * uploads and bundles past their retention without waiting.
+   */
+  now?: () => number;
 }
 
 export interface RunningAutomation extends RunningService {
@@ -101,6 +113,7 @@ export type RouteContributor = (core: AutomationCore, deps: ApiDeps) => ApiRoute
 export async function startAutomation(
   ctx: ServiceContext,
   contributors: readonly RouteContributor[] = [],
+  options: AutomationOptions = {},
 ): Promise<RunningAutomation> {
   if (ctx.thread.index !== 0)
     throw new Error('the automation service is stateful and must run on front-end thread 0 only');
@@ -205,6 +218,17 @@ export async function startAutomation(
       ? Buffer.from(settings.downloadTokenSecret)
       : await stores.automations.secret('download-token-secret', () => randomBytes(32));
     const { files, scores, reviews } = stores;
+    const retention = new RetentionRunner({
+      settings: settings.retention,
+      store: stores.retention,
+      runs: stores.runs,
+      files,
+      runsDir: join(settings.dataDir, 'runs'),
+      shared: pg !== undefined,
+      now: options.now ?? Date.now,
+      log,
+      observer: retentionMetrics(ops.metrics),
+    });
     const core: AutomationCore = {
       settings,
       stores,
@@ -215,6 +239,7 @@ export async function startAutomation(
       reviews,
       archives,
       evalPool,
+      retention,
     };
     const closers: (() => Promise<void>)[] = [];
     const deps: ApiDeps = {
@@ -294,6 +319,7 @@ export async function startAutomation(
       observer: ops.observer,
     });
     ctx.directory?.publish('automation', server.port);
+    retention.start();
     ctx.health.register('automation', true);
     log.info(
       {
@@ -325,6 +351,7 @@ export async function startAutomation(
         closed = true;
         ops.beginShutdown();
         await server.close(ctx.core.shutdownGraceMs);
+        await retention.stop();
         for (const close of closers) await close();
         await runs.close();
         await tracing.close();

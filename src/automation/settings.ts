@@ -58,6 +58,19 @@ export interface AutomationSettings {
   /** Runs of one tenant / one automation running at once across every node; 0: no limit. */
   readonly tenantConcurrency: number;
   readonly automationConcurrency: number;
+  /** What the background retention pass removes and when (docs/operations.md "Data lifecycle"). */
+  readonly retention: RetentionSettings;
+}
+
+export interface RetentionSettings {
+  /** Ended runs older than this (by completion) are removed; undefined: kept forever. */
+  readonly runRetentionMs: number | undefined;
+  /** Files uploaded with purpose `run-input` are removed this long after their upload. */
+  readonly uploadRetentionMs: number;
+  /** The `.blobs/` caches of run folders are kept under this many bytes; undefined: unbounded. */
+  readonly cacheMaxBytes: number | undefined;
+  /** Time between two retention passes. */
+  readonly intervalMs: number;
 }
 
 export interface DatabaseSettings {
@@ -110,7 +123,37 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     leaseMs: positiveDuration(env, 'AUTOMATION_RUN_LEASE', 30_000),
     tenantConcurrency: env.int('AUTOMATION_TENANT_CONCURRENCY', 0, { min: 0 }),
     automationConcurrency: env.int('AUTOMATION_AUTOMATION_CONCURRENCY', 0, { min: 0 }),
+    retention: loadRetention(env),
   });
+}
+
+/** `keep` (or unset) keeps forever, as `0` does for the cache bound. */
+function loadRetention(env: EnvReader): RetentionSettings {
+  const keep = (name: string) => {
+    const text = env.optionalString(name)?.trim().toLowerCase();
+    return text === undefined || text === '' || text === 'keep' || text === 'forever';
+  };
+  const runs = 'AUTOMATION_RUN_RETENTION';
+  const cache = 'AUTOMATION_CACHE_MAX_BYTES';
+  const cacheBytes = keep(cache) ? 0 : env.size(cache, 0);
+  return Object.freeze({
+    runRetentionMs: keep(runs) ? undefined : positiveDuration(env, runs, 0),
+    // The product removes run-input uploads after 24 hours.
+    uploadRetentionMs: positiveDuration(env, 'AUTOMATION_UPLOAD_RETENTION', 24 * 3600_000),
+    cacheMaxBytes: cacheBytes > 0 ? cacheBytes : undefined,
+    intervalMs: boundedDuration(env, 'AUTOMATION_RETENTION_CHECK_INTERVAL', 5 * 60_000, 10, 24 * 3600_000),
+  });
+}
+
+function boundedDuration(env: EnvReader, name: string, fallbackMs: number, min: number, max: number): number {
+  const ms = env.duration(name, fallbackMs);
+  if (ms < min || ms > max)
+    throw new SettingsError(
+      name,
+      env.optionalString(name) ?? '',
+      `a duration from ${min}ms to ${max / 3600_000}h`,
+    );
+  return ms;
 }
 
 function loadDatabase(env: EnvReader): DatabaseSettings | undefined {

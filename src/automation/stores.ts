@@ -15,6 +15,8 @@ import { LmdbRegistrySourceStore, type RegistrySourceStore } from './registry/so
 import { LmdbReviewStore, type ReviewStore } from './reviews/store.js';
 import { LmdbScoreStore, type ScoreStore } from './runs/scores.js';
 import { LmdbRunStore, type RunStore } from './runs/store.js';
+import { LmdbRetentionStore } from './retention/lmdb-store.js';
+import type { RetentionStore } from './retention/store.js';
 
 export interface AutomationStores {
   automations: AutomationStore;
@@ -28,6 +30,8 @@ export interface AutomationStores {
   evaluatorConfigs: EvaluatorConfigStore;
   reviews: ReviewStore;
   blobs: BlobStore;
+  /** What the retention pass reads across tenants, and its lock (retention/store.ts). */
+  retention: RetentionStore;
   close(): Promise<void>;
 }
 
@@ -52,6 +56,7 @@ export function openLmdbStores(
     evaluatorConfigs: new LmdbEvaluatorConfigStore(db),
     reviews: new LmdbReviewStore(db),
     blobs,
+    retention: new LmdbRetentionStore(db, blobs),
     close: () => db.close(),
   };
 }

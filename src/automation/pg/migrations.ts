@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { CodedError } from '../../core/errors.js';
 import schema001 from './migrations/001_schema.js';
 import blobHolds002 from './migrations/002_blob_holds.js';
+import retention003 from './migrations/003_retention.js';
 import { mapDatabaseError, type PgDatabase } from './pool.js';
 
 export interface Migration {
@@ -18,7 +19,7 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [schema001, blobHolds002];
+export const MIGRATIONS: readonly Migration[] = [schema001, blobHolds002, retention003];
 
 /** The advisory lock key (an arbitrary constant: "sluice:automation:migrate"). */
 export const MIGRATION_LOCK_KEY = 7_301_239_547_011_203n;

@@ -12,6 +12,7 @@ import { PgRegistrySourceStore } from './registry-sources.js';
 import { PgReviewStore } from './reviews.js';
 import { PgRunStore } from './runs.js';
 import { PgScoreStore } from './scores.js';
+import { PgRetentionStore } from '../../retention/pg-store.js';
 
 export { PgAutomationStore, PgExampleStore, PgEvaluatorConfigStore, PgExperimentStore };
 export { PgFileStore, PgRegistrySourceStore, PgReviewStore, PgRunStore, PgScoreStore };
@@ -43,6 +44,7 @@ export function openPgStores(
     evaluatorConfigs: new PgEvaluatorConfigStore(db),
     reviews: new PgReviewStore(db),
     blobs,
+    retention: new PgRetentionStore(db, blobs),
     close: () => db.close(),
   };
 }

@@ -1,7 +1,7 @@
 // The `.blobs/` cache bound on real files: a use of a cached copy (localCopy) makes it the most
 // recently used, and boundCache removes the least recently used copies until the caches fit.
 
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -15,10 +15,7 @@ import { blobCachePath } from '../../src/automation/runs/folder.js';
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 describe('the .blobs cache bound', () => {
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'sluice-cache-'));
-  });
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-cache-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('evicts the least recently used copies first, a use counting as recent', async () => {

@@ -14,13 +14,17 @@ export const RETENTION_LOCK_KEY = 7_301_239_547_011_429n;
 
 const BASE_KEY = 'registry/base';
 
-/** A bundle that may go: unpinned, not the base, not a current release, idle since $1 (epoch ms). */
+/**
+ * A bundle that may go: no stored run pins its commit, it is not the registry base, no release
+ * record names it, and no node looked it up since $1 (epoch ms). Every release is kept, not only
+ * the current one: a node without a remote that lacks an older release's commit can start a run
+ * of it only from its bundle (registry/bundles.ts), and only the node that made the release has
+ * it otherwise.
+ */
 const IDLE_BUNDLE = `s.used_at < to_timestamp($1::double precision / 1000)
   AND s.commit_sha IS DISTINCT FROM (SELECT value #>> '{}' FROM meta WHERE key = '${BASE_KEY}')
-  AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.record -> 'git' ->> 'commitSha' = s.commit_sha)
-  AND s.commit_sha NOT IN (
-    SELECT DISTINCT ON (automation_id) commit_sha FROM automation_versions
-    ORDER BY automation_id, sort_key DESC)`;
+  AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.list_fields -> 'git' ->> 'commitSha' = s.commit_sha)
+  AND NOT EXISTS (SELECT 1 FROM automation_versions v WHERE v.commit_sha = s.commit_sha)`;
 
 export class PgRetentionStore implements RetentionStore {
   constructor(
@@ -28,11 +32,16 @@ export class PgRetentionStore implements RetentionStore {
     private readonly blobs: BlobStore,
   ) {}
 
+  /**
+   * Read from the records' text: json operators fail on a record holding U+0000 anywhere (an
+   * example's input may). Every match counts, so a look-alike key inside an example's input can
+   * only keep a run longer, never let one go: for experiments, every `"id"` string is kept.
+   */
   async neededRuns(): Promise<Set<string>> {
     const { rows } = await this.db.query<{ id: string }>(
-      `SELECT record ->> 'latestRunId' AS id FROM dataset_examples WHERE record ->> 'latestRunId' IS NOT NULL
+      `SELECT (regexp_matches(record::text, '"latestRunId":"([^"\\\\]+)"', 'g'))[1] AS id FROM dataset_examples
        UNION
-       SELECT run ->> 'id' FROM experiments, json_array_elements(record -> 'runs') AS run`,
+       SELECT (regexp_matches(record::text, '"id":"([^"\\\\]+)"', 'g'))[1] FROM experiments`,
     );
     return new Set(rows.map((r) => r.id));
   }

@@ -37,7 +37,7 @@ export interface RetentionStore {
   filesBefore(purpose: string, before: number, limit: number): Promise<FileCandidate[]>;
   /**
    * Registry bundles (several nodes) of commits no stored run pins, that are neither the registry
-   * base nor the current release of an automation, and were not looked up since `before`.
+   * base nor a release of an automation, and were not looked up since `before`.
    */
   idleBundles(before: number, limit: number): Promise<BundleCandidate[]>;
   /**

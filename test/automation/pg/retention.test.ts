@@ -1,8 +1,8 @@
 // Automation retention on PostgreSQL, two nodes (two services in this process) on one private
 // server, with one movable clock: a run past AUTOMATION_RUN_RETENTION is removed with its files
 // and the blob only it held, a reviewed one stays; a `run-input` upload past its retention is
-// removed; the registry bundle of a commit no run pins any more is collected while one a kept run
-// pins stays; and the two nodes passing together remove each run once, without errors, one at a
+// removed; the registry bundle of a commit no run pins any more (a commit started by its sha) is
+// collected while one a kept run pins, and every release's, stay; and the two nodes passing together remove each run once, without errors, one at a
 // time (a held advisory lock makes a node skip). Passes are called directly (the timer's
 // interval is a day).
 
@@ -78,17 +78,21 @@ describe('automation retention on PostgreSQL (two nodes)', { skip: postgresSkip 
     );
   const runFolder = (h: Harness, id: string) => join(h.service.core.settings.dataDir, 'runs', id);
 
+  /** A commit on A's registry branch without a release (a run can be started at its sha). */
+  const devCommit = (note: string) => release(a.registryPath, { 'workflows/file-echo/NOTE': note });
+
   it('removes an old run with its blob and idle bundle, keeps a reviewed one and its bundle', async () => {
     await releaseEcho('1.0.0');
-    const old = await runWith('1.0.0', 'only the old run holds this');
-    await releaseEcho('2.0.0');
-    const reviewed = await runWith('2.0.0', 'the reviewed run holds this');
+    const c1 = devCommit('the old run pins this');
+    const old = await runWith(c1, 'only the old run holds this');
+    const c2 = devCommit('the reviewed run pins this');
+    const reviewed = await runWith(c2, 'the reviewed run holds this');
     assert.equal(
       (await a.api('PUT', `/runs/${reviewed}/reviews`, { body: { verdict: 'correct' } })).status,
       200,
     );
-    await releaseEcho('3.0.0');
-    const [c1, c2] = commits as [string, string];
+    await releaseEcho('2.0.0');
+    const [r1, r2] = commits as [string, string];
     assert.ok((await sources()).includes(c1) && (await sources()).includes(c2));
     const form = new FormData();
     form.append('purpose', 'run-input');
@@ -123,6 +127,8 @@ describe('automation retention on PostgreSQL (two nodes)', { skip: postgresSkip 
     const left = await sources();
     assert.ok(!left.includes(c1), 'the unpinned bundle is collected');
     assert.ok(left.includes(c2), 'the pinned bundle is kept');
+    // Releases stay runnable on every node, whichever runs pin them.
+    assert.ok(left.includes(r1) && left.includes(r2), 'release bundles are kept');
     assert.equal((await db.query('SELECT 1 FROM blob_holds WHERE holder = $1', [`run:${old}`])).rowCount, 0);
     // The upload (24 hours) is still there; a day later it is not.
     assert.equal((await a.api('GET', `/files/${up.id}`)).status, 200);
@@ -136,7 +142,7 @@ describe('automation retention on PostgreSQL (two nodes)', { skip: postgresSkip 
 
   it('lets one node pass at a time: a held lock skips, two nodes together remove each run once', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push(await runWith('3.0.0', `run ${i} of four`));
+    for (let i = 0; i < 4; i++) ids.push(await runWith('2.0.0', `run ${i} of four`));
     offset = 30 * HOUR;
     const holder = new pg.Client({ connectionString: url });
     await holder.connect();

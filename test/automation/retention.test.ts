@@ -129,11 +129,11 @@ describe('automation retention settings', () => {
 
   it('reads durations and sizes, and names the variable of a bad value', async () => {
     const r = await load({
-      AUTOMATION_RUN_RETENTION: '30d'.replace('d', 'h'),
+      AUTOMATION_RUN_RETENTION: '30d',
       AUTOMATION_UPLOAD_RETENTION: '2h',
       AUTOMATION_CACHE_MAX_BYTES: '64MiB',
     });
-    assert.equal(r.runRetentionMs, 30 * HOUR);
+    assert.equal(r.runRetentionMs, 30 * 24 * HOUR);
     assert.equal(r.uploadRetentionMs, 2 * HOUR);
     assert.equal(r.cacheMaxBytes, 64 * 1024 * 1024);
     assert.equal((await load({ AUTOMATION_RUN_RETENTION: 'keep' })).runRetentionMs, undefined);

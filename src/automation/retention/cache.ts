@@ -19,9 +19,23 @@ interface Cached {
 
 const missing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
+/**
+ * A copy is marked used at most once a minute: a use costs a system call only then (reading a
+ * hot copy stays as cheap as before), and eviction order needs no finer time than that.
+ */
+const TOUCH_EVERY_MS = 60_000;
+/** Copies marked lately and when; forgotten all at once when it grows past TOUCHED_MAX. */
+const touched = new Map<string, number>();
+const TOUCHED_MAX = 10_000;
+
 /** Marks a cached copy used now (its modification time): it is evicted after older ones. */
 export async function touchCached(path: string): Promise<void> {
-  const now = new Date();
+  const at = Date.now();
+  const last = touched.get(path);
+  if (last !== undefined && at - last < TOUCH_EVERY_MS) return;
+  if (touched.size >= TOUCHED_MAX) touched.clear();
+  touched.set(path, at);
+  const now = new Date(at);
   await utimes(path, now, now).catch((err: unknown) => {
     // Evicted meanwhile: the caller's next use fetches it again.
     if (!missing(err)) throw err;

@@ -50,6 +50,8 @@ import { cronMetrics } from './triggers/cron/metrics.js';
 import { scheduleRegistration } from './triggers/cron/registration.js';
 import { scheduleRoutes } from './triggers/cron/routes.js';
 import { Scheduler } from './triggers/cron/scheduler.js';
+import { RetentionRunner } from './retention/runner.js';
+import { retentionMetrics } from './retention/metrics.js';
 
 export { loadAutomationSettings, type AutomationSettings } from './settings.js';
 export type { ScoreStore, EvalResult } from './runs/scores.js';
@@ -72,6 +74,16 @@ export interface AutomationCore {
   archives: ArchivePool;
   /** Worker threads for tenant-written code and patterns: custom scripts, regexes, schemas. */
   evalPool: ScriptPool;
+  /** The background retention passes (docs/operations.md "Data lifecycle"); `pass()` runs one now. */
+  retention: RetentionRunner;
+}
+
+export interface AutomationOptions {
+  /**
+   * The clock retention measures ages on (default Date.now). Tests move it forward to age runs,
+   * uploads and bundles past their retention without waiting.
+   */
+  now?: () => number;
 }
 
 export interface RunningAutomation extends RunningService {
@@ -111,6 +123,7 @@ export type RouteContributor = (core: AutomationCore, deps: ApiDeps) => ApiRoute
 export async function startAutomation(
   ctx: ServiceContext,
   contributors: readonly RouteContributor[] = [],
+  options: AutomationOptions = {},
 ): Promise<RunningAutomation> {
   if (ctx.thread.index !== 0)
     throw new Error('the automation service is stateful and must run on front-end thread 0 only');
@@ -246,6 +259,17 @@ export async function startAutomation(
       ? Buffer.from(settings.downloadTokenSecret)
       : await stores.automations.secret('download-token-secret', () => randomBytes(32));
     const { files, scores, reviews } = stores;
+    const retention = new RetentionRunner({
+      settings: settings.retention,
+      store: stores.retention,
+      runs: stores.runs,
+      files,
+      runsDir: join(settings.dataDir, 'runs'),
+      shared: pg !== undefined,
+      now: options.now ?? Date.now,
+      log,
+      observer: retentionMetrics(ops.metrics),
+    });
     const core: AutomationCore = {
       settings,
       stores,
@@ -257,6 +281,7 @@ export async function startAutomation(
       reviews,
       archives,
       evalPool,
+      retention,
     };
     const closers: (() => Promise<void>)[] = [];
     const tokens = new DownloadTokens(Buffer.from(secret), settings.downloadTokenTtlMs);
@@ -360,6 +385,7 @@ export async function startAutomation(
       ops.readiness.register('smtp', stateCheck(trigger.listening, 'the SMTP listener is closed'));
     }
     ctx.directory?.publish('automation', server.port);
+    retention.start();
     ctx.health.register('automation', true);
     log.info(
       {
@@ -396,6 +422,7 @@ export async function startAutomation(
           ops.beginShutdown();
           await email?.close();
           await server.close(ctx.core.shutdownGraceMs);
+          await retention.stop();
           for (const close of closers) await close();
           await scheduler?.stop();
           await runs.close();

@@ -64,6 +64,8 @@ export interface AutomationSettings {
   readonly cronPollMs: number;
   /** The email trigger (docs/automation.md "Triggers"); undefined: no SMTP listener (the default). */
   readonly email: EmailTriggerSettings | undefined;
+  /** What the background retention pass removes and when (docs/operations.md "Data lifecycle"). */
+  readonly retention: RetentionSettings;
 }
 
 export interface EmailTriggerSettings {
@@ -101,6 +103,17 @@ export interface RelaySettings {
   readonly pass: string | undefined;
   /** The URL with its password replaced, for logs. */
   readonly shown: string;
+}
+
+export interface RetentionSettings {
+  /** Ended runs older than this (by completion) are removed; undefined: kept forever. */
+  readonly runRetentionMs: number | undefined;
+  /** Files uploaded with purpose `run-input` are removed this long after their upload. */
+  readonly uploadRetentionMs: number;
+  /** The `.blobs/` caches of run folders are kept under this many bytes; undefined: unbounded. */
+  readonly cacheMaxBytes: number | undefined;
+  /** Time between two retention passes. */
+  readonly intervalMs: number;
 }
 
 export interface DatabaseSettings {
@@ -156,6 +169,7 @@ export function loadAutomationSettings(env: EnvReader, core: CoreSettings): Auto
     cronCatchup: env.int('AUTOMATION_CRON_CATCHUP', 1, { min: 1, max: 1000 }),
     cronPollMs: positiveDuration(env, 'AUTOMATION_CRON_POLL', 5_000),
     email: loadEmail(env, core.automation.host),
+    retention: loadRetention(env),
   });
 }
 
@@ -229,6 +243,35 @@ function relaySettings(env: EnvReader): RelaySettings {
     pass: url.password ? decodeURIComponent(url.password) : undefined,
     shown: redactUrl(text!),
   });
+}
+
+/** `keep` (or unset) keeps forever, as `0` does for the cache bound. */
+function loadRetention(env: EnvReader): RetentionSettings {
+  const keep = (name: string) => {
+    const text = env.optionalString(name)?.trim().toLowerCase();
+    return text === undefined || text === '' || text === 'keep' || text === 'forever';
+  };
+  const runs = 'AUTOMATION_RUN_RETENTION';
+  const cache = 'AUTOMATION_CACHE_MAX_BYTES';
+  const cacheBytes = keep(cache) ? 0 : env.size(cache, 0);
+  return Object.freeze({
+    runRetentionMs: keep(runs) ? undefined : positiveDuration(env, runs, 0),
+    // The product removes run-input uploads after 24 hours.
+    uploadRetentionMs: positiveDuration(env, 'AUTOMATION_UPLOAD_RETENTION', 24 * 3600_000),
+    cacheMaxBytes: cacheBytes > 0 ? cacheBytes : undefined,
+    intervalMs: boundedDuration(env, 'AUTOMATION_RETENTION_CHECK_INTERVAL', 5 * 60_000, 10, 24 * 3600_000),
+  });
+}
+
+function boundedDuration(env: EnvReader, name: string, fallbackMs: number, min: number, max: number): number {
+  const ms = env.duration(name, fallbackMs);
+  if (ms < min || ms > max)
+    throw new SettingsError(
+      name,
+      env.optionalString(name) ?? '',
+      `a duration from ${min}ms to ${max / 3600_000}h`,
+    );
+  return ms;
 }
 
 function loadDatabase(env: EnvReader): DatabaseSettings | undefined {

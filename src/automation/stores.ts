@@ -18,6 +18,8 @@ import { LmdbRunStore, type RunStore } from './runs/store.js';
 import { LmdbEmailMessageStore, type EmailMessageStore } from './triggers/email/message-store.js';
 import type { ScheduleStore } from './triggers/cron/schedule.js';
 import { LmdbScheduleStore } from './triggers/cron/store.js';
+import { LmdbRetentionStore } from './retention/lmdb-store.js';
+import type { RetentionStore } from './retention/store.js';
 
 export interface AutomationStores {
   automations: AutomationStore;
@@ -35,6 +37,8 @@ export interface AutomationStores {
   /** Registered schedules (cron triggers). */
   schedules: ScheduleStore;
   blobs: BlobStore;
+  /** What the retention pass reads across tenants, and its lock (retention/store.ts). */
+  retention: RetentionStore;
   close(): Promise<void>;
 }
 
@@ -67,6 +71,7 @@ export function openLmdbStores(
     emailMessages: new LmdbEmailMessageStore(db),
     schedules: new LmdbScheduleStore(db, runs),
     blobs,
+    retention: new LmdbRetentionStore(db, blobs),
     close: () => db.close(),
   };
 }

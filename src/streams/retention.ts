@@ -4,6 +4,7 @@
 // logged, and the totals are kept in the counters below for /metrics.
 
 import type { Logger } from '../core/log.js';
+import { Periodic } from '../core/periodic.js';
 import type { RetentionRemoval, TopicLog } from './log/types.js';
 
 /** Totals since the process started, for the metrics endpoint (read with retentionStats()). */
@@ -40,17 +41,17 @@ export interface RetentionOptions {
 
 /** Runs passes one after another, `intervalMs` apart, until stopped. */
 export class RetentionRunner {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly periodic: Periodic;
 
   constructor(
     private readonly topicLog: TopicLog,
     private readonly options: RetentionOptions,
-  ) {}
+  ) {
+    this.periodic = new Periodic(options.intervalMs, () => this.pass());
+  }
 
   start(): void {
-    this.schedule();
+    this.periodic.start();
   }
 
   /** One pass now (the timer's passes call this too); resolves with what it removed. */
@@ -85,20 +86,7 @@ export class RetentionRunner {
   }
 
   /** Stops the timer and waits for a pass in progress. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.pass().then(() => {
-        this.running = undefined;
-        this.schedule();
-      });
-    }, this.options.intervalMs);
-    this.timer.unref();
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 }

@@ -23,16 +23,19 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** `dataDir`: start on an existing data directory (a restart); the caller removes it. */
+/**
+ * `dataDir`: start on an existing data directory (a restart); the caller removes it. `now`: the
+ * service's retention clock (startAutomation's options).
+ */
 export async function startHarness(
   env: Record<string, string> = {},
-  opts: { dataDir?: string } = {},
+  opts: { dataDir?: string; now?: () => number } = {},
 ): Promise<Harness> {
   const ctx = await makeTestContext({
     env: { AUTOMATION_POOL_THREADS: '1', AUTOMATION_CANCEL_GRACE: '300ms', ...env },
     ...(opts.dataDir === undefined ? {} : { dataDir: opts.dataDir }),
   });
-  const service = await startAutomation(ctx.ctx);
+  const service = await startAutomation(ctx.ctx, [], opts.now ? { now: opts.now } : {});
   const url = service.url;
   const api: Harness['api'] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };

@@ -7,9 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { BlobStore } from './blob-store.js';
 import { blobCachePath } from '../runs/folder.js';
+import { touchCached } from '../retention/cache.js';
 
 /**
  * Where a file of a run is read on this node. Shared files (several nodes) are read from a
@@ -35,7 +36,11 @@ export async function localCopy(
   path: string,
   sha256: string | undefined,
 ): Promise<boolean> {
-  if (existsSync(path)) return true;
+  if (existsSync(path)) {
+    // A copy in a run's `.blobs/` cache is used: the cache bound evicts it after older ones.
+    if (sha256 && basename(path) === sha256) await touchCached(path);
+    return true;
+  }
   if (!sha256) return false;
   const part = `${path}.part-${randomBytes(6).toString('hex')}`;
   try {

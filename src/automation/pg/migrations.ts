@@ -9,6 +9,7 @@ import { CodedError } from '../../core/errors.js';
 import schema001 from './migrations/001_schema.js';
 import blobHolds002 from './migrations/002_blob_holds.js';
 import schedules003 from './migrations/003_schedules.js';
+import retention004 from './migrations/004_retention.js';
 import { mapDatabaseError, type PgDatabase } from './pool.js';
 
 export interface Migration {
@@ -19,7 +20,7 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [schema001, blobHolds002, schedules003];
+export const MIGRATIONS: readonly Migration[] = [schema001, blobHolds002, schedules003, retention004];
 
 /** The advisory lock key (an arbitrary constant: "sluice:automation:migrate"). */
 export const MIGRATION_LOCK_KEY = 7_301_239_547_011_203n;

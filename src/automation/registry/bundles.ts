@@ -29,11 +29,19 @@ export class CommitUnavailableError extends CodedError {
   }
 }
 
+/** How long a commit is remembered as published without asking the store again. */
+export const PUBLISHED_TTL_MS = 5 * 60_000;
+
 const sourceRef = (commit: string) => `refs/sluice/sources/${commit}`;
 
 export class RegistryBundles {
-  /** Commits known to have a stored bundle: a run start of one costs no query. */
-  private readonly published = new Set<string>();
+  /**
+   * Commits known to have a stored bundle, with when that was last confirmed: a run start of one
+   * costs no query. Confirmed again after PUBLISHED_TTL_MS, well within the time the retention
+   * pass keeps a bundle after its last look-up (retention/bundles.ts), so a bundle remembered
+   * here is never one the pass has collected.
+   */
+  private readonly published = new Map<string, number>();
   private readonly publishing = new Map<string, Promise<void>>();
   private readonly fetching = new Map<string, Promise<void>>();
 
@@ -44,10 +52,11 @@ export class RegistryBundles {
 
   /** Stores a bundle of `commit` (which the repository has) unless one is stored already. */
   publish(commit: string): Promise<void> {
-    if (this.published.has(commit)) return Promise.resolve();
+    const confirmed = this.published.get(commit);
+    if (confirmed !== undefined && Date.now() - confirmed < PUBLISHED_TTL_MS) return Promise.resolve();
     return this.once(this.publishing, commit, async () => {
       if ((await this.port.store.get(commit)) === undefined) await this.put(commit, [sourceRef(commit)]);
-      this.published.add(commit);
+      this.published.set(commit, Date.now());
     });
   }
 
@@ -64,7 +73,7 @@ export class RegistryBundles {
       await this.withBundleOf(sha256, (file) =>
         git(this.repoPath, ['fetch', '--quiet', file, `${sourceRef(commit)}:${sourceRef(commit)}`]),
       );
-      this.published.add(commit);
+      this.published.set(commit, Date.now());
     });
   }
 
@@ -78,7 +87,7 @@ export class RegistryBundles {
       const made = await work(base);
       if (made === undefined) return undefined;
       await this.put(made, ['--all']);
-      this.published.add(made);
+      this.published.set(made, Date.now());
       return made;
     });
   }
@@ -101,7 +110,7 @@ export class RegistryBundles {
         throw new CommitUnavailableError(`the registry base ${base}: ${err.message}`);
       throw err;
     }
-    this.published.add(base);
+    this.published.set(base, Date.now());
   }
 
   /** `git bundle create` of `refs` (after `update-ref` of the commit's source ref), stored and recorded. */

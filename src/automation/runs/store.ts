@@ -9,7 +9,7 @@
 
 import type { AutomationDb } from '../db.js';
 import { decodeCursor, encodeCursor, matches, type RunListPage, type RunListQuery } from './list.js';
-import { UNFINISHED_STATUSES, type RunDetail, type RunEvent, type RunRecord } from './types.js';
+import { TERMINAL, UNFINISHED_STATUSES, type RunDetail, type RunEvent, type RunRecord } from './types.js';
 
 export interface RunStore {
   /** A run of any tenant (callers that answer a tenant check its `tenant`). */
@@ -39,6 +39,19 @@ export interface RunStore {
    * page). An unreadable cursor rejects with CursorError.
    */
   list(query: RunListQuery): Promise<RunListPage>;
+  /**
+   * Removes an ended run that has no review, all together: record, detail, events, index entries
+   * and (PostgreSQL) its blob holds. Resolves with the removed record and the blobs its holds
+   * named (the caller deletes those nothing else holds), or undefined when the run is unknown,
+   * not ended or reviewed (docs/operations.md "Data lifecycle").
+   */
+  removeEnded(id: string): Promise<RemovedRun | undefined>;
+}
+
+export interface RemovedRun {
+  run: RunRecord;
+  /** The sha256 of each blob the run held (none on LMDB: run files live in its folder). */
+  released: string[];
 }
 
 export type IndexKey = [string, string, string, number, string];
@@ -183,6 +196,20 @@ export class LmdbRunStore implements RunStore {
       return key[1];
     }
     return 0;
+  }
+
+  removeEnded(id: string): Promise<RemovedRun | undefined> {
+    // Read again inside the transaction: a review saved meanwhile keeps the run.
+    return this.db.root.transaction(() => {
+      const run = this.read(id);
+      if (!run || !TERMINAL.has(run.status) || run.review !== null) return undefined;
+      const events = [...this.db.events.getKeys({ start: [id, 0], end: [id, Number.MAX_SAFE_INTEGER] })];
+      for (const key of events) this.db.events.removeSync(key);
+      for (const key of indexKeys(run)) this.db.runIndex.removeSync(key);
+      this.db.runDetails.removeSync(id);
+      this.db.runs.removeSync(id);
+      return { run, released: [] };
+    });
   }
 
   async unfinished(): Promise<RunRecord[]> {

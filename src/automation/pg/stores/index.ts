@@ -14,6 +14,7 @@ import { PgRegistrySourceStore } from './registry-sources.js';
 import { PgReviewStore } from './reviews.js';
 import { PgRunStore } from './runs.js';
 import { PgScoreStore } from './scores.js';
+import { PgRetentionStore } from '../../retention/pg-store.js';
 
 export { PgAutomationStore, PgExampleStore, PgEvaluatorConfigStore, PgExperimentStore };
 export { PgFileStore, PgRegistrySourceStore, PgReviewStore, PgRunStore, PgScoreStore };
@@ -47,6 +48,7 @@ export function openPgStores(
     emailMessages: new PgEmailMessageStore(db),
     schedules: new PgScheduleStore(db),
     blobs,
+    retention: new PgRetentionStore(db, blobs),
     close: () => db.close(),
   };
 }

@@ -21,8 +21,13 @@ export class PgRegistrySourceStore implements RegistrySourceStore {
   ) {}
 
   async get(commit: string): Promise<string | undefined> {
+    // A look-up marks the bundle used (at most once a minute): the retention pass keeps a bundle
+    // used within its grace, the time a node remembers a commit as published (schema 4).
     const { rows } = await this.db.query<{ sha256: string }>(
-      'SELECT sha256 FROM registry_sources WHERE commit_sha = $1',
+      `WITH used AS (
+         UPDATE registry_sources SET used_at = now()
+         WHERE commit_sha = $1 AND used_at < now() - interval '1 minute')
+       SELECT sha256 FROM registry_sources WHERE commit_sha = $1`,
       [commit],
     );
     return rows[0]?.sha256;

@@ -10,8 +10,14 @@
 // Record updates and events are group-committed (run-writes.ts).
 
 import { decodeCursor, encodeCursor, type RunListPage, type RunListQuery } from '../../runs/list.js';
-import type { RunStore } from '../../runs/store.js';
-import { UNFINISHED_STATUSES, type RunDetail, type RunEvent, type RunRecord } from '../../runs/types.js';
+import type { RemovedRun, RunStore } from '../../runs/store.js';
+import {
+  TERMINAL,
+  UNFINISHED_STATUSES,
+  type RunDetail,
+  type RunEvent,
+  type RunRecord,
+} from '../../runs/types.js';
 import { KeyedReads } from '../keyed-reads.js';
 import type { PgDatabase } from '../pool.js';
 import { holdBlobs } from './blob-refs.js';
@@ -273,6 +279,26 @@ export class PgRunStore implements RunStore {
       [runId],
     );
     return rows[0]?.seq ?? 0;
+  }
+
+  removeEnded(id: string): Promise<RemovedRun | undefined> {
+    // One statement decides: a review inserted meanwhile either commits first (the run stays)
+    // or waits for this delete and then fails its reference to the run.
+    return this.db.transaction(async (tx) => {
+      const { rows } = await tx.query<{ record: RunRecord }>(
+        `DELETE FROM runs r WHERE id = $1 AND status = ANY($2::text[])
+           AND NOT EXISTS (SELECT 1 FROM reviews v WHERE v.run_id = r.id)
+         RETURNING record`,
+        [id, [...TERMINAL]],
+      );
+      const run = rows[0]?.record;
+      if (!run) return undefined;
+      const held = await tx.query<{ sha256: string }>(
+        'DELETE FROM blob_holds WHERE holder = $1 RETURNING sha256',
+        [runHolder(id)],
+      );
+      return { run, released: held.rows.map((r) => r.sha256) };
+    });
   }
 
   async unfinished(): Promise<RunRecord[]> {

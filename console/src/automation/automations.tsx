@@ -3,6 +3,7 @@
 import { EmptyRow } from '../ui/empty.js';
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
+import { AutomationSchedule } from './schedule.js';
 import { serviceUrl } from '../services.js';
 import { automationUrl } from './urls.js';
 import {
@@ -174,6 +175,7 @@ export function AutomationOverview({ id }: { id: string }) {
                 </ul>
               )}
             </Show>
+            <AutomationSchedule id={id} />
             <h2>Versions</h2>
             <Show loaded={versions} what="versions">
               {(v) => (

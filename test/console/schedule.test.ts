@@ -82,7 +82,9 @@ describe('console: an automation’s schedule', { skip }, () => {
     assert.equal(listed.data.length, 1);
     const [schedule] = listed.data;
     await signIn(page, sluice.console, key);
-    await page.evaluate(`location.hash = ${JSON.stringify(`#/automation/automations/${schedule!.automationId}`)}`);
+    await page.evaluate(
+      `location.hash = ${JSON.stringify(`#/automation/automations/${schedule!.automationId}`)}`,
+    );
     const section = page.getByRole('region', { name: 'Schedule' });
     await section.getByText('0 6 1 1 *').waitFor();
     assert.match(await section.innerText(), /Europe\/Paris/);

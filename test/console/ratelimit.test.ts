@@ -140,9 +140,14 @@ describe('console: rate limit section', { skip: browserSkipReason() }, () => {
       await screenshot(page, 'ratelimit-traffic');
 
       await nav.getByRole('link', { name: 'Try a request' }).click();
+      // The view has read the loaded domains (as a person sees the hint) before the form is filled.
+      await page.getByText('Loaded: shop').waitFor();
       await page.getByLabel('Domain').fill('shop');
       await page.getByLabel('Descriptors').fill('path=/login');
+      const answered = page.waitForResponse((r) => r.url().endsWith('/json/dry-run'));
       await page.getByRole('button', { name: 'Try it' }).click();
+      const dryRun = await answered;
+      const exchange = `sent ${dryRun.request().postData()}, answered ${await dryRun.text()}`;
       const result = page.locator('.result');
       await result.getByText('Decision:').waitFor();
       assert.match(await result.getByRole('heading').innerText(), /Decision:\s*OK/);
@@ -150,7 +155,7 @@ describe('console: rate limit section', { skip: browserSkipReason() }, () => {
       const cells = await status.getByRole('cell').allInnerTexts();
       // descriptor, decision, rule, hits in window, remaining, resets in
       assert.equal(cells[1], 'OK');
-      assert.match(cells[2]!, /shop\.path_\/login\s+3 per year/);
+      assert.match(cells[2]!, /shop\.path_\/login\s+3 per year/, exchange);
       assert.equal(cells[3], '2');
       assert.equal(cells[4], '0');
       // The reset time in human units, not raw seconds.

@@ -326,8 +326,11 @@ export class AutomationRegistry {
     };
     const syncedBy = by ? { tenant: by.tenant, user: by.user } : previous?.syncedBy;
     if (syncedBy) record.syncedBy = syncedBy;
-    const comparable = (r: AutomationRecord) => JSON.stringify({ ...r, updatedAt: '' });
+    // Who synced is kept, but is not a change of the automation: syncing an unchanged release
+    // answers the same and keeps updatedAt, whoever syncs it (docs/automation.md, "Releasing").
+    const comparable = (r: AutomationRecord) => JSON.stringify({ ...r, updatedAt: '', syncedBy: undefined });
     const changed = !previous || comparable(previous) !== comparable(record);
+    const newOwner = JSON.stringify(previous?.syncedBy) !== JSON.stringify(record.syncedBy);
     if (changed) record.updatedAt = now;
     const versions: VersionRecord[] = releases.map((r) => ({
       id: hashId('ver_', `${id}@${r.version}`),
@@ -340,8 +343,8 @@ export class AutomationRegistry {
     const known = new Set((await this.versions(id)).map((v) => `${v.version}:${v.commit}`));
     const versionsChanged =
       versions.some((v) => !known.has(`${v.version}:${v.commit}`)) || known.size !== versions.length;
-    if (changed || versionsChanged) await this.store.save(record, pkg, versions);
-    const result = previous && !changed ? previous : record;
+    if (changed || versionsChanged || newOwner) await this.store.save(record, pkg, versions);
+    const result = previous && !changed && !newOwner ? previous : record;
     for (const h of this.hooks) await h.synced?.(result, manifest, by);
     return {
       automation: {

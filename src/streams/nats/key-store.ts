@@ -59,6 +59,10 @@ function parseRecord(id: string, bytes: Uint8Array): KeyRecord | undefined {
 
 const visible = ({ hash: _hash, ...rest }: KeyRecord): VisibleKey => rest;
 
+/** Reads of a known key that a lagging replica does not have yet (readKnown): 40 × 25 ms. */
+const STALE_READ_TRIES = 40;
+const STALE_READ_PAUSE_MS = 25;
+
 export class JetStreamKeyStore implements Authenticator, KeyAdmin {
   private readonly keys = new Map<string, KeyRecord>();
   private follower: BucketFollower | undefined;
@@ -158,7 +162,7 @@ export class JetStreamKeyStore implements Authenticator, KeyAdmin {
   async revoke(id: string): Promise<boolean> {
     if (!KEY_ID.test(id)) return false;
     for (;;) {
-      const found = await this.read(id);
+      const found = await this.readKnown(id);
       if (!found) return false;
       if (found.record.revokedAt) return true;
       const next = { ...found.record, revokedAt: new Date().toISOString() };
@@ -177,6 +181,20 @@ export class JetStreamKeyStore implements Authenticator, KeyAdmin {
   async close(): Promise<void> {
     await this.follower?.stop();
     if (this.options.ownsConnection) await this.options.nc.drain().catch(() => undefined);
+  }
+
+  /**
+   * The key as the bucket holds it. A key this node knows of (it made it, or the watch brought
+   * it) may still be missing from the replica that answers: KV gets are JetStream direct gets,
+   * which any replica serves, so a read right after a write can be stale ("Direct Get" in the
+   * JetStream docs). Such a key is read again until it shows, for a bounded number of tries.
+   */
+  private async readKnown(id: string): Promise<{ record: KeyRecord; revision: number } | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const found = await this.read(id);
+      if (found || !this.keys.has(id) || attempt >= STALE_READ_TRIES) return found;
+      await new Promise((resolve) => setTimeout(resolve, STALE_READ_PAUSE_MS));
+    }
   }
 
   private async read(id: string): Promise<{ record: KeyRecord; revision: number } | undefined> {

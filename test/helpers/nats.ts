@@ -130,8 +130,12 @@ function makeNode(plan: NodePlan, all: NodePlan[]): NatsNode & { start(): Promis
   };
 }
 
-/** Waits until JetStream answers account info through any of `urls`. */
-export async function waitForJetStream(urls: string[]): Promise<void> {
+/**
+ * Waits until JetStream answers account info through any of `urls` and, with `replicas` > 1, can
+ * place a stream of that many replicas (a meta leader alone is not enough: an R3 stream needs
+ * three current peers, else "no suitable peers for placement").
+ */
+export async function waitForJetStream(urls: string[], replicas = 1): Promise<void> {
   await waitUntil(
     'JetStream to be available',
     async () => {
@@ -140,6 +144,11 @@ export async function waitForJetStream(urls: string[]): Promise<void> {
         nc = await connect({ servers: urls, timeout: 2_000, maxReconnectAttempts: 0 });
         const jsm = await jetstreamManager(nc, { timeout: 2_000 });
         await jsm.getAccountInfo();
+        if (replicas > 1) {
+          const name = `ready_probe_${Math.random().toString(36).slice(2)}`;
+          await jsm.streams.add({ name, subjects: [`${name}.x`], num_replicas: replicas });
+          await jsm.streams.delete(name);
+        }
         return true;
       } catch {
         return false;
@@ -179,7 +188,12 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
     const cluster: NatsCluster = {
       nodes,
       urls,
-      ready: () => waitForJetStream(urls.filter((_u, i) => nodes[i]!.running())),
+      ready: () => {
+        // Placement is probed only with every node up (at start, or after all came back): with
+        // one down, a stream of the running nodes' count is not placed on them alone.
+        const running = urls.filter((_u, i) => nodes[i]!.running());
+        return waitForJetStream(running, running.length === nodes.length ? nodes.length : 1);
+      },
       async stop() {
         for (const n of nodes) await n.kill();
         rmSync(root, { recursive: true, force: true });
@@ -189,6 +203,9 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
       await cluster.ready();
     } catch (err) {
       await cluster.stop();
+      // A cluster that never became usable (a node that lost its route port to another process
+      // keeps serving clients but joins no cluster) is started again on other ports.
+      if (attempt < 3) continue;
       throw err;
     }
     return cluster;

@@ -14,6 +14,7 @@ import { EventEmitter } from 'node:events';
 import type { Notification } from 'pg';
 import type { QueueCancel, RunEnd, RunQueue } from '../runs/queue.js';
 import type { RunDetail, RunEvent, RunRecord } from '../runs/types.js';
+import { TERMINAL, type RunStatus } from '../runs/statuses.js';
 import { PgListener } from './listener.js';
 import { mapDatabaseError, type PgDatabase, type Queryable } from './pool.js';
 import { Batcher } from './batcher.js';
@@ -417,7 +418,11 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     const { rows } = await run(() =>
       this.db.query<{ id: string; status: string }>(sql.DONE_AMONG, [[...new Set(ids)]]),
     );
-    for (const r of rows) this.resolveWaiters({ runId: r.id, status: r.status });
+    // A run taken off the queue (queue_state done) whose status column is not an end yet (a
+    // cancelled queued run, before its record is written) is not answered from the row: its
+    // waiters hear the done notification, which carries the end status.
+    for (const r of rows)
+      if (TERMINAL.has(r.status as RunStatus)) this.resolveWaiters({ runId: r.id, status: r.status });
     return ids.map(() => undefined);
   }
 

@@ -293,18 +293,8 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * whether it is done by this node (written now, or by an earlier try whose answer was lost).
    */
   private async completeMany(ends: OwnedEnd[]): Promise<boolean[]> {
-    const columns: unknown[][] = COLUMN_NAMES.map(() => []);
-    const ev: [string[], number[], string[]] = [[], [], []];
-    const holds: [string[], string[]] = [[], []];
+    const { columns, ev, holds } = batchArrays(ends);
     const ids = ends.map((e) => e.values[0] as string);
-    ends.forEach((e, i) => {
-      e.values.forEach((v, c) => columns[c]!.push(v));
-      addEvents(ev, ids[i]!, e.events);
-      for (const sha of e.holds) {
-        holds[0].push(ids[i]!);
-        holds[1].push(sha);
-      }
-    });
     const attempts = ends.map((e) => e.attempt);
     const { rows } = await run(() =>
       this.db.query<{ id: string }>(sql.completeBatchSql(this.limited), [
@@ -497,6 +487,20 @@ function newRun(record: RunRecord, detail: RunDetail, events: RunEvent[]): NewRu
 
 /** The parameters of CREATE_QUEUED_BATCH for `runs`: one array per column. */
 function createParams(runs: readonly NewRun[]): unknown[] {
+  const { columns, ev, holds } = batchArrays(runs);
+  return [...columns, runs.map((r) => r.detail), ...ev, ...holds];
+}
+
+/**
+ * What the batch statements (CREATE_QUEUED_BATCH, completeBatchSql) take of every run, one array
+ * per record column, the (run id, seq, event) arrays of their events and the (run id, blob)
+ * arrays of their blob holds.
+ */
+function batchArrays(runs: readonly NewRun[]): {
+  columns: unknown[][];
+  ev: [string[], number[], string[]];
+  holds: [string[], string[]];
+} {
   const columns: unknown[][] = COLUMN_NAMES.map(() => []);
   const ev: [string[], number[], string[]] = [[], [], []];
   const holds: [string[], string[]] = [[], []];
@@ -509,7 +513,7 @@ function createParams(runs: readonly NewRun[]): unknown[] {
       holds[1].push(sha);
     }
   }
-  return [...columns, runs.map((r) => r.detail), ...ev, ...holds];
+  return { columns, ev, holds };
 }
 
 /** A new run as its statement takes it (createQueued). */

@@ -60,10 +60,8 @@ describe('console shell', { skip }, () => {
       await nav.getByRole('link', { name: 'Consumer groups' }).focus();
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: 'Consumer groups', level: 1 }).waitFor();
-      assert.equal(
-        await page.evaluate<string>('document.activeElement && document.activeElement.id'),
-        'main',
-      );
+      // The focus moves once the view has rendered: wait for that state rather than read it at once.
+      await page.waitForFunction("document.activeElement !== null && document.activeElement.id === 'main'");
       assert.match(page.url(), /#\/streams\/groups$/);
       await nav.getByRole('link', { name: 'Topics' }).click();
       await page.getByRole('heading', { name: 'Topics', level: 1 }).waitFor();

@@ -70,28 +70,17 @@ describeEachTransport('a stop signal during start-up', (transport) => {
   after(async () => {
     await Promise.all(procs.map((p) => p.kill()));
   });
-  /**
-   * A start that reached `line`. A free port handed out by the kernel can be taken by another
-   * process of the suite before this one binds it (the start then fails, rightly, with
-   * EADDRINUSE): that start is made again on other free ports, since it is not what is tested.
-   */
+  /** A start that reached `line`. */
   const startUntil = async (line: RegExp): Promise<SluiceProcess> => {
-    for (let attempt = 1; ; attempt++) {
-      const proc = new SluiceProcess({
-        transport,
-        dataDir: tempDir(),
-        ports: await freeSluicePorts(),
-        env: { LOG_LEVEL: 'debug', SLUICE_SHUTDOWN_GRACE: `${GRACE_MS}ms` },
-      });
-      procs.push(proc);
-      try {
-        await proc.waitForLine(line);
-        return proc;
-      } catch (error) {
-        if (attempt >= 3 || !/EADDRINUSE/.test(proc.output())) throw error;
-        await proc.exited;
-      }
-    }
+    const proc = new SluiceProcess({
+      transport,
+      dataDir: tempDir(),
+      ports: await freeSluicePorts(),
+      env: { LOG_LEVEL: 'debug', SLUICE_SHUTDOWN_GRACE: `${GRACE_MS}ms` },
+    });
+    procs.push(proc);
+    await proc.waitForLine(line);
+    return proc;
   };
   // Two processes at a time: each case mostly waits on its process.
   describe('each moment', { concurrency: 2 }, () => {

@@ -71,32 +71,4 @@ export async function makeTestContext(
   };
 }
 
-/** A free TCP port on 127.0.0.1 (for servers that cannot bind port 0 themselves). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A free port whose successor is free too (for per-thread consecutive ports). */
-export async function freePortPair(): Promise<number> {
-  const { createServer } = await import('node:net');
-  const canBind = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = await freePort();
-    if (port < 65535 && (await canBind(port + 1))) return port;
-  }
-  throw new Error('no two consecutive free ports found');
-}
+export { freePort, freePortPair } from './ports.js';

@@ -2,7 +2,7 @@
 // the sections this process serves, and the current route. A section whose service this process
 // does not serve is not listed; reaching it by URL says so instead of failing.
 
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, storedKey, storeKey } from '../api.js';
 import type { Section } from '../section.js';
 import { ErrorBox, Notice } from '../ui/error-box.js';
@@ -108,9 +108,10 @@ function Frame(props: {
     document.title = `${title} — Sluice`;
   }, [title]);
   // After a navigation the focus moves to the content, so keyboard and screen-reader users start
-  // there instead of at the top of the page.
+  // there instead of at the top of the page. A layout effect runs before the new view is painted,
+  // so the view never shows with the focus still on the link that was followed.
   const previous = useRef('');
-  useEffect(() => {
+  useLayoutEffect(() => {
     const key = `${location.section}${location.path}`;
     if (previous.current !== '' && previous.current !== key) main.current?.focus();
     previous.current = key;

@@ -4,14 +4,14 @@
 // store, the process stays up (same pid; the rate limit service and reads keep answering), and
 // once the mount is enlarged everything acknowledged reads back and new writes succeed.
 import { strict as assert } from 'node:assert';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { zipSync, strToU8 } from 'fflate';
-import { freePort } from '../helpers/context.js';
+import { freeSluicePorts, SluiceProcess } from '../helpers/sluice-process.js';
 import { HANG_MS, waitUntil } from '../helpers/wait.js';
 
 const TOKEN = 'full-disk-test-token';
@@ -41,36 +41,18 @@ test('sluice serve on a filling disk answers 507, keeps serving, and writes agai
   }
   const dataDir = join(mnt, 'data');
   mkdirSync(dataDir);
-  const ports = {
-    PORT: await freePort(),
-    GRPC_PORT: await freePort(),
-    DEBUG_PORT: await freePort(),
-    STREAMS_PORT: await freePort(),
-    AUTOMATION_PORT: await freePort(),
-  };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--threads', '1'], {
-    env: {
-      ...process.env,
-      SLUICE_DATA_DIR: dataDir,
-      SLUICE_ADMIN_TOKEN: TOKEN,
-      SLUICE_DISK_RESERVE: '8MiB',
-      HOST: '127.0.0.1',
-      GRPC_HOST: '127.0.0.1',
-      DEBUG_HOST: '127.0.0.1',
-      STREAMS_HOST: '127.0.0.1',
-      AUTOMATION_HOST: '127.0.0.1',
-      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const ports = await freeSluicePorts();
+  const proc = new SluiceProcess({
+    dataDir,
+    ports,
+    args: ['serve', '--threads', '1'],
+    fromSource: true,
+    detached: false,
+    env: { SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_DISK_RESERVE: '8MiB' },
   });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const { child } = proc;
   const pid = child.pid;
-  const logs = () => `stdout:\n${out.slice(-4000)}\nstderr:\n${err.slice(-4000)}`;
+  const logs = () => `stdout:\n${proc.stdout.slice(-4000)}\nstderr:\n${proc.stderr.slice(-4000)}`;
 
   const auth = { authorization: `Bearer ${TOKEN}` };
   const streams = `http://127.0.0.1:${ports.STREAMS_PORT}`;
@@ -289,12 +271,12 @@ test('sluice serve on a filling disk answers 507, keeps serving, and writes agai
       assert.match(await res.text(), /# Text report/);
     }
     await assertServing('end');
-    assert.doesNotMatch(err, CRASH_WORDS, logs());
-    assert.match(out + err, /disk nearly full: writes to the streams log are refused/);
+    assert.doesNotMatch(proc.stderr, CRASH_WORDS, logs());
+    assert.match(proc.stdout + proc.stderr, /disk nearly full: writes to the streams log are refused/);
   } finally {
     if (child.exitCode === null) child.kill('SIGTERM');
     const code = await Promise.race([
-      exited,
+      proc.exited.then((e) => e.code),
       new Promise<'hang'>((r) => setTimeout(() => r('hang'), HANG_MS).unref()),
     ]);
     if (code === 'hang') child.kill('SIGKILL');
@@ -304,7 +286,7 @@ test('sluice serve on a filling disk answers 507, keeps serving, and writes agai
       rmSync(mnt, { recursive: true, force: true });
     }
     assert.equal(code, 0, `exit code after SIGTERM; ${logs()}`);
-    assert.doesNotMatch(err, CRASH_WORDS, logs());
+    assert.doesNotMatch(proc.stderr, CRASH_WORDS, logs());
   }
 });
 

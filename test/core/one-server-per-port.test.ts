@@ -2,7 +2,6 @@
 // non-zero with a message naming the setting, the port and the holding process, creates nothing
 // in its data folder, and the first server keeps answering. Threads of one server still share.
 import { strict as assert } from 'node:assert';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,8 +11,9 @@ import { describeBusyPorts, findBusyPorts, listeningInodes } from '../../src/cor
 import { EnvReader } from '../../src/core/settings/index.js';
 import { ratelimitListeners } from '../../src/ratelimit/server/listeners.js';
 import { freePort } from '../helpers/context.js';
+import { freeSluicePorts, SluiceProcess } from '../helpers/sluice-process.js';
 import { describeEachTransport } from '../helpers/transports.js';
-import { waitUntil, withinHang } from '../helpers/wait.js';
+import { withinHang } from '../helpers/wait.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -23,39 +23,21 @@ const tempDir = () => {
   return dir;
 };
 
-interface Running {
-  child: ChildProcessWithoutNullStreams;
-  out: () => string;
-  err: () => string;
-  exited: Promise<number | null>;
-}
-
-function start(args: string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
+function start(args: string[], env: Record<string, string> & { SLUICE_DATA_DIR: string }): SluiceProcess {
+  const { SLUICE_DATA_DIR: dataDir, ...rest } = env;
+  return new SluiceProcess({
+    dataDir,
+    args,
+    fromSource: true,
+    detached: false,
+    env: { LOG_LEVEL: 'warn', ...rest },
   });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, out: () => out, err: () => err, exited };
 }
 
-async function untilStarted(server: Running): Promise<string> {
-  await waitUntil('the first server to start', () => {
-    if (server.child.exitCode !== null) throw new Error(`exited early:\n${server.out()}\n${server.err()}`);
-    return /Use it as/.test(server.out());
-  });
-  const token = /\s(sk_\S+)/.exec(server.out())?.[1];
-  assert.ok(token, server.out());
-  return token;
-}
+const exitCode = (server: SluiceProcess) => server.exited.then((e) => e.code);
 
-async function stop(server: Running): Promise<void> {
-  if (server.child.exitCode === null) server.child.kill('SIGTERM');
-  assert.equal(await withinHang('server exit', server.exited), 0, server.err());
+async function stop(server: SluiceProcess): Promise<void> {
+  assert.equal(await withinHang('server exit', server.stop()), 0, server.stderr);
 }
 
 describeEachTransport('a second streams server on the same port', (transport) => {
@@ -68,17 +50,17 @@ describeEachTransport('a second streams server on the same port', (transport) =>
     };
     const first = start(['streams', '--threads', '2'], { ...common, SLUICE_DATA_DIR: tempDir() });
     try {
-      const token = await untilStarted(first);
+      const token = await first.firstKey();
       const secondDir = tempDir();
       const second = start(['streams', '--threads', '2'], { ...common, SLUICE_DATA_DIR: secondDir });
-      const code = await withinHang('second server exit', second.exited);
+      const code = await withinHang('second server exit', exitCode(second));
       assert.notEqual(code, 0);
       assert.match(
-        second.err(),
+        second.stderr,
         new RegExp(`STREAMS_PORT: 127\\.0\\.0\\.1:${port} \\(streams\\) is already in use`),
       );
-      assert.match(second.err(), new RegExp(`by process ${first.child.pid} \\(`));
-      assert.doesNotMatch(second.out(), /listening on/);
+      assert.match(second.stderr, new RegExp(`by process ${first.child.pid} \\(`));
+      assert.doesNotMatch(second.stdout, /listening on/);
       assert.deepEqual(readdirSync(secondDir), [], 'the refused server created nothing');
       // Every request still reaches the first server: its key works, again and again.
       for (let i = 0; i < 10; i++) {
@@ -96,29 +78,16 @@ describeEachTransport('a second streams server on the same port', (transport) =>
 
 describe('a second `sluice serve` on the same ports', () => {
   it('exits non-zero naming each taken port; the first keeps serving', async () => {
-    const ports = {
-      PORT: await freePort(),
-      GRPC_PORT: await freePort(),
-      DEBUG_PORT: await freePort(),
-      STREAMS_PORT: await freePort(),
-      AUTOMATION_PORT: await freePort(),
-    };
-    const env = {
-      HOST: '127.0.0.1',
-      GRPC_HOST: '127.0.0.1',
-      DEBUG_HOST: '127.0.0.1',
-      STREAMS_HOST: '127.0.0.1',
-      AUTOMATION_HOST: '127.0.0.1',
-      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-    };
+    const ports = await freeSluicePorts();
+    const env = Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)]));
     const first = start(['serve', '--threads', '2'], { ...env, SLUICE_DATA_DIR: tempDir() });
     try {
-      const token = await untilStarted(first);
+      const token = await first.firstKey();
       const second = start(['serve', '--threads', '2'], { ...env, SLUICE_DATA_DIR: tempDir() });
-      assert.notEqual(await withinHang('second server exit', second.exited), 0);
+      assert.notEqual(await withinHang('second server exit', exitCode(second)), 0);
       for (const [setting, port] of Object.entries(ports))
-        assert.match(second.err(), new RegExp(`${setting}: 127\\.0\\.0\\.1:${port} .*already in use`));
-      assert.match(second.err(), new RegExp(`by process ${first.child.pid} \\(`));
+        assert.match(second.stderr, new RegExp(`${setting}: 127\\.0\\.0\\.1:${port} .*already in use`));
+      assert.match(second.stderr, new RegExp(`by process ${first.child.pid} \\(`));
       const auth = await fetch(`http://127.0.0.1:${ports.AUTOMATION_PORT}/api/v1/auth/check`, {
         headers: { authorization: `Bearer ${token}` },
       });

@@ -44,36 +44,48 @@ export class SluiceProcess {
   stderr = '';
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly waiters = new Set<() => void>();
+  private readonly detached: boolean;
 
   constructor(options: {
-    transport: Transport;
+    /** The data directory (SLUICE_DATA_DIR). */
     dataDir: string;
-    ports: SluicePorts;
+    /** Ports set in the environment (PORT, STREAMS_PORT …); a service without one keeps its default. */
+    ports?: Partial<SluicePorts>;
+    /** SLUICE_HTTP_TRANSPORT; unset keeps the default. */
+    transport?: Transport;
+    /** The command line after `sluice` (default: `serve --threads <threads>`). */
+    args?: string[];
     threads?: number;
+    /**
+     * Run src/cli.ts through tsx instead of the built bin/sluice.js: no build needed, but slower
+     * to start and not how an operator runs it.
+     */
+    fromSource?: boolean;
+    /** A process group of its own (default), so `signalGroup` reaches everything it started. */
+    detached?: boolean;
     env?: Record<string, string>;
   }) {
-    this.child = spawn(
-      process.execPath,
-      ['bin/sluice.js', 'serve', '--threads', String(options.threads ?? 2)],
-      {
-        // A process group of its own, so the stop signal reaches it as `kill -TERM -<pgid>` would.
-        detached: true,
-        env: {
-          ...process.env,
-          SLUICE_DATA_DIR: options.dataDir,
-          HOST: '127.0.0.1',
-          GRPC_HOST: '127.0.0.1',
-          DEBUG_HOST: '127.0.0.1',
-          STREAMS_HOST: '127.0.0.1',
-          AUTOMATION_HOST: '127.0.0.1',
-          ...Object.fromEntries(Object.entries(options.ports).map(([k, v]) => [k, String(v)])),
-          LOG_LEVEL: 'info',
-          SLUICE_HTTP_TRANSPORT: options.transport,
-          ...options.env,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    this.detached = options.detached ?? true;
+    const args = options.args ?? ['serve', '--threads', String(options.threads ?? 2)];
+    const entry = options.fromSource ? ['--import', 'tsx', 'src/cli.ts'] : ['bin/sluice.js'];
+    this.child = spawn(process.execPath, [...entry, ...args], {
+      // A process group of its own, so the stop signal reaches it as `kill -TERM -<pgid>` would.
+      detached: this.detached,
+      env: {
+        ...process.env,
+        SLUICE_DATA_DIR: options.dataDir,
+        HOST: '127.0.0.1',
+        GRPC_HOST: '127.0.0.1',
+        DEBUG_HOST: '127.0.0.1',
+        STREAMS_HOST: '127.0.0.1',
+        AUTOMATION_HOST: '127.0.0.1',
+        ...Object.fromEntries(Object.entries(options.ports ?? {}).map(([k, v]) => [k, String(v)])),
+        LOG_LEVEL: 'info',
+        ...(options.transport ? { SLUICE_HTTP_TRANSPORT: options.transport } : {}),
+        ...options.env,
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const collect = (stream: 'stdout' | 'stderr') => {
       let partial = '';
       this.child[stream]!.on('data', (chunk: Buffer) => {
@@ -135,10 +147,17 @@ export class SluiceProcess {
     }
   }
 
+  /** Sends `signal` to the process itself and resolves with its exit status. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    return (await this.exited).code;
+  }
+
   /** Stops the group if it still runs (cleanup after a failed test). */
   async kill(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.signalGroup('SIGKILL');
+    if (this.detached) this.signalGroup('SIGKILL');
+    else this.child.kill('SIGKILL');
     await this.exited;
   }
 

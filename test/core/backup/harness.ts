@@ -1,7 +1,7 @@
 // Real processes for the backup tests: `sluice serve` on free ports over a data directory, and
 // one-shot `sluice backup|restore` runs.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from '../../helpers/context.js';
+import { freeSluicePorts, SluiceProcess } from '../../helpers/sluice-process.js';
 import { waitUntil } from '../../helpers/wait.js';
 
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
@@ -15,49 +15,23 @@ export interface Server {
 }
 
 export async function startServer(dataDir: string): Promise<Server> {
-  const ports = {
-    PORT: await freePort(),
-    GRPC_PORT: await freePort(),
-    DEBUG_PORT: await freePort(),
-    STREAMS_PORT: await freePort(),
-    AUTOMATION_PORT: await freePort(),
-  };
-  const child = spawn(process.execPath, [...CLI, 'serve', '--threads', '1'], {
-    env: {
-      ...process.env,
-      SLUICE_DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      GRPC_HOST: '127.0.0.1',
-      DEBUG_HOST: '127.0.0.1',
-      STREAMS_HOST: '127.0.0.1',
-      AUTOMATION_HOST: '127.0.0.1',
-      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const ports = await freeSluicePorts();
+  const proc = new SluiceProcess({
+    dataDir,
+    ports,
+    args: ['serve', '--threads', '1'],
+    fromSource: true,
+    detached: false,
+    env: { LOG_LEVEL: 'warn' },
   });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  await waitUntil(
-    `sluice serve on ${dataDir} to be ready`,
-    () => {
-      if (child.exitCode !== null) throw new Error(`sluice serve exited ${child.exitCode}:\n${out}`);
-      // The banner's last lines list the listeners; the automation one comes after streams.
-      return /automation auth/.test(out);
-      // A hang guard only: three services starting on a loaded 2-core machine can take a while.
-    },
-    { timeoutMs: 180_000 },
-  );
+  // The banner's last lines list the listeners; the automation one comes after streams. The
+  // guard is a hang guard only: three services starting on a loaded 2-core machine take a while.
+  await proc.waitForLine(/automation auth/, 180_000);
   return {
     streams: `http://127.0.0.1:${ports.STREAMS_PORT}`,
     automation: `http://127.0.0.1:${ports.AUTOMATION_PORT}/api/v1`,
-    output: () => out,
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      return exited;
-    },
+    output: () => proc.stdout + proc.stderr,
+    stop: () => proc.stop(),
   };
 }
 

@@ -75,8 +75,8 @@ async function main(argv: string[]): Promise<number> {
     return runRatelimitClient(rest);
   }
   if (command === 'keys') return keysCommand(rest);
-  if (command === 'backup') return (await import('./core/backup/command.js')).backupCommand(rest);
-  if (command === 'restore') return (await import('./core/backup/command.js')).restoreCommand(rest);
+  if (command === 'backup') return (await import('./backup/command.js')).backupCommand(rest);
+  if (command === 'restore') return (await import('./backup/command.js')).restoreCommand(rest);
   process.stderr.write(`sluice: unknown command ${JSON.stringify(command)}\n\n${HELP}`);
   return 2;
 }

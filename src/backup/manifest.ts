@@ -8,7 +8,7 @@ import { createReadStream } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CodedError } from '../errors.js';
+import { CodedError } from '../core/errors.js';
 import type { FolderCopy } from './files.js';
 import type { RegistryCopy } from './registry.js';
 

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { git } from '../../automation/registry/git.js';
+import { git } from '../automation/registry/git.js';
 
 export interface RegistryCopy {
   /** Refs (branches, tags, others) in the copy. */

@@ -4,8 +4,8 @@
 // data directory so a backup restores into any data directory.
 
 import { join, resolve } from 'node:path';
-import { loadAutomationSettings } from '../../automation/settings.js';
-import { loadCoreSettings, type EnvReader } from '../settings/index.js';
+import { loadAutomationSettings } from '../automation/settings.js';
+import { loadCoreSettings, type EnvReader } from '../core/settings/index.js';
 
 export interface LmdbEnvironment {
   /** Stable name in the manifest. */

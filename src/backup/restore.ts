@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { runningServerPid } from '../pid-file.js';
+import { runningServerPid } from '../core/pid-file.js';
 import { syncFolder } from './files.js';
 import { FILE_FOLDERS, LMDB_ENVIRONMENTS, type DataLayout } from './layout.js';
 import { BackupError, DATA, readManifest, REGISTRY, sha256File, type Manifest } from './manifest.js';

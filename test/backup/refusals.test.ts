@@ -15,7 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Manifest } from '../../../src/core/backup/manifest.js';
+import type { Manifest } from '../../src/backup/manifest.js';
 import { runCli, startServer } from './harness.js';
 
 describe('sluice backup and restore refuse', () => {

@@ -1,8 +1,8 @@
 // Real processes for the backup tests: `sluice serve` on free ports over a data directory, and
 // one-shot `sluice backup|restore` runs.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freeSluicePorts, SluiceProcess } from '../../helpers/sluice-process.js';
-import { waitUntil } from '../../helpers/wait.js';
+import { freeSluicePorts, SluiceProcess } from '../helpers/sluice-process.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
 

@@ -3,7 +3,7 @@
 
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { EnvReader } from '../settings/index.js';
+import { EnvReader } from '../core/settings/index.js';
 import { runBackup } from './backup.js';
 import { dataLayout } from './layout.js';
 import { BackupError } from './manifest.js';

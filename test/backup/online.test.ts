@@ -7,10 +7,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { LMDB_ENVIRONMENTS } from '../../../src/core/backup/layout.js';
-import type { Manifest } from '../../../src/core/backup/manifest.js';
-import { checkCopy } from '../../../src/core/backup/storage.js';
-import { waitUntil } from '../../helpers/wait.js';
+import { LMDB_ENVIRONMENTS } from '../../src/backup/layout.js';
+import type { Manifest } from '../../src/backup/manifest.js';
+import { checkCopy } from '../../src/backup/storage.js';
+import { waitUntil } from '../helpers/wait.js';
 import { firstKey, runCli, startCli, startServer, type Server } from './harness.js';
 
 const V2 = 'application/vnd.streams.json.v2+json';

@@ -36,7 +36,11 @@ import { runMetrics } from './runs/metrics.js';
 import { loggedRuns } from './runs/run-log.js';
 import { RunService } from './runs/service.js';
 import { loadAutomationSettings, type AutomationSettings } from './settings.js';
-import { qualityContributor } from './quality.js';
+import type { FeatureHost } from './feature-host.js';
+import { datasetsFeature } from './datasets/feature.js';
+import { evaluatorsFeature } from './evaluators/feature.js';
+import { experimentsFeature } from './experiments/feature.js';
+import { reviewsFeature } from './reviews/feature.js';
 import { ScriptPool } from './evals/index.js';
 import { openPgBackend, type PgBackend } from './pg/backend.js';
 import { chainAuthenticators } from './pg/key-store.js';
@@ -58,7 +62,7 @@ export type { ScoreStore, EvalResult } from './runs/scores.js';
 export type { RunService, StartRunRequest } from './runs/service.js';
 export type { AutomationRegistry } from './registry/service.js';
 
-/** What the evaluator / experiment side builds on, inside the same process. */
+/** The service's parts, for route contributors and tests in the same process. */
 export interface AutomationCore {
   settings: AutomationSettings;
   /** Every store of the service (the files, scores and reviews below are three of them). */
@@ -117,8 +121,22 @@ function toRouterPattern(prefix: string, path: string): string {
   return prefix + path.replace(/\{path\}$/, '*').replace(/\{(\w+)\}/g, ':$1');
 }
 
-/** Extra routes other parts of the service add (evaluators, datasets …) before the server starts. */
+/** Extra routes a caller of startAutomation adds before the server starts. */
 export type RouteContributor = (core: AutomationCore, deps: ApiDeps) => ApiRoute[];
+
+/**
+ * Datasets, evaluators, experiments and reviews: each feature builds its own services from the
+ * host and returns its routes; the evaluators feature's scoring is handed to the two that score.
+ */
+function featureRoutes(host: FeatureHost): ApiRoute[] {
+  const evaluators = evaluatorsFeature(host);
+  return [
+    ...datasetsFeature(host, evaluators).routes,
+    ...evaluators.routes,
+    ...experimentsFeature(host, evaluators).routes,
+    ...reviewsFeature(host).routes,
+  ];
+}
 
 export async function startAutomation(
   ctx: ServiceContext,
@@ -222,10 +240,12 @@ export async function startAutomation(
       log.info({ path: repo.path, from: init.opened, synced: init.synced }, 'automation registry created');
 
     const tracing = createTracing(settings.tracing, 'sluice-automation');
+    // Every run's folder is below this one (runs/folder.ts).
+    const runsDir = join(settings.dataDir, 'runs');
     const queue = pg ? queuePort(pg.queue) : localQueue!;
     const runs = new RunService(stores.runs, registry, pool, {
       blobs: stores.blobs,
-      runsDir: join(settings.dataDir, 'runs'),
+      runsDir,
       maxQueuedRuns: settings.maxQueuedRuns,
       providers: {
         ...(settings.openaiBaseUrl ? { openaiBaseUrl: settings.openaiBaseUrl } : {}),
@@ -264,7 +284,7 @@ export async function startAutomation(
       store: stores.retention,
       runs: stores.runs,
       files,
-      runsDir: join(settings.dataDir, 'runs'),
+      runsDir,
       shared: pg !== undefined,
       now: options.now ?? Date.now,
       log,
@@ -314,8 +334,21 @@ export async function startAutomation(
       ...fileRoutes(deps),
       ...scheduleRoutes(stores.schedules),
     ];
-    // Datasets, evaluators, experiments and reviews are part of the service by default.
-    for (const contribute of [qualityContributor(), ...contributors]) routes.push(...contribute(core, deps));
+    routes.push(
+      ...featureRoutes({
+        settings,
+        stores,
+        registry,
+        runs,
+        archives,
+        evalPool,
+        tmpDir: deps.tmpDir,
+        log,
+        discardBlob: (sha) => files.discardIfUnreferenced(sha),
+        onClose: (fn) => closers.push(fn),
+      }),
+    );
+    for (const contribute of contributors) routes.push(...contribute(core, deps));
     const openapi = JSON.stringify(buildOpenApi(routes, { version: '1.0.0' }));
     const router = new Router();
     for (const prefix of API_PREFIXES)

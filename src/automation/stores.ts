@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { DiskReserve } from '../core/disk/reserve.js';
 import { openAutomationDb } from './db.js';
 import { LmdbExampleStore, type ExampleStore } from './datasets/store.js';
-import { LmdbEvaluatorConfigStore, type EvaluatorConfigStore } from './experiments/evaluator-store.js';
+import { LmdbEvaluatorConfigStore, type EvaluatorConfigStore } from './evaluators/store.js';
 import { LmdbExperimentStore, type ExperimentStore } from './experiments/store.js';
 import type { BlobStore } from './files/blob-store.js';
 import { LocalBlobStore } from './files/blobs.js';

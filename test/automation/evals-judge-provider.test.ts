@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { ServiceClient } from '../../src/automation/client/index.js';
 import type { EvalResult } from '../../src/automation/client/types.js';
-import { createJudgeProvider } from '../../src/automation/experiments/judge-provider.js';
+import { createJudgeProvider } from '../../src/automation/evaluators/judge-provider.js';
 import { startHarness, type Harness } from './harness.js';
 
 const A = 'workflows.text-report';

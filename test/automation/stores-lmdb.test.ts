@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { openAutomationDb, type AutomationDb } from '../../src/automation/db.js';
-import { LmdbEvaluatorConfigStore } from '../../src/automation/experiments/evaluator-store.js';
+import { LmdbEvaluatorConfigStore } from '../../src/automation/evaluators/store.js';
 import { LmdbExperimentStore } from '../../src/automation/experiments/store.js';
 import { LmdbAutomationStore } from '../../src/automation/registry/store.js';
 import { LmdbRegistrySourceStore } from '../../src/automation/registry/source-store.js';

@@ -34,7 +34,7 @@ const CASES: { module: string; allowed: string; refused: string; family?: string
     refused: 'src/ratelimit/store/factory.ts',
   },
   { module: 'lmdb', allowed: 'src/streams/storage.ts', refused: 'src/streams/settings.ts' },
-  { module: 'lmdb', allowed: 'src/automation/db.ts', refused: 'src/automation/quality.ts' },
+  { module: 'lmdb', allowed: 'src/automation/db.ts', refused: 'src/automation/feature-host.ts' },
   { module: 'pino', allowed: 'src/core/log.ts', refused: 'src/core/http/server.ts' },
   { module: 'prom-client', allowed: 'src/core/observe/metrics.ts', refused: 'src/streams/observe.ts' },
   { module: 'pg', allowed: 'src/automation/pg/pool.ts', refused: 'src/automation/db.ts' },

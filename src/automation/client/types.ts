@@ -1,8 +1,10 @@
 // Result and request types of the client: the public wire types themselves (src/automation/wire,
 // each the static type of the TypeBox schema named after the product SDK's type), so what the
-// client promises and what the server is checked against are one definition. Type-only imports:
-// the client carries no schema code at run time.
+// client promises and what the server is checked against are one definition. Type-only imports,
+// but for the run statuses (runs/statuses.ts, plain lists importing nothing): the client carries
+// no schema code at run time.
 
+import { TERMINAL_STATUSES as RUN_TERMINAL_STATUSES } from '../runs/statuses.js';
 import type { File, Run } from '../wire/index.js';
 
 export type {
@@ -68,7 +70,8 @@ export type {
   RunsListResponse,
 } from '../wire/index.js';
 
-export const TERMINAL_STATUSES: readonly string[] = ['completed', 'failed', 'cancelled', 'rejected'];
+/** The statuses a run ends in (the service's own list, runs/statuses.ts). */
+export const TERMINAL_STATUSES: readonly string[] = RUN_TERMINAL_STATUSES;
 
 /** A run that reached a terminal state; `run_and_wait` returns this, always with an `output` key. */
 export type FinishedRun = Omit<Run, 'finished' | 'output'> & {

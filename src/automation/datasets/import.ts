@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import type { HttpRequest } from '../../core/http/index.js';
 import { invalid } from '../errors.js';
 import { receiveArchive } from '../archives/transfer.js';
-import type { QualityContext } from '../quality.js';
+import type { ArchiveLimits } from '../archives/limits.js';
+import type { ArchivePool } from '../archives/pool.js';
 import type { ParsedExample } from './archive.js';
 
 export async function receiveDataset(
   req: HttpRequest,
-  q: Pick<QualityContext, 'tmpDir' | 'archiveLimits' | 'archives'>,
+  q: { tmpDir: string; archiveLimits: ArchiveLimits; archives: Pick<ArchivePool, 'importDataset'> },
   queryMode: string | undefined,
 ): Promise<{ mode: 'append' | 'replace'; parsed: ParsedExample[]; discard: () => Promise<void> }> {
   const upload = await receiveArchive(req, q.tmpDir, q.archiveLimits);

@@ -1,6 +1,6 @@
 // HTTP routes of dataset examples, their input/expected files, and dataset import/export. Each
-// handler reads its request and hands it to the DatasetService (service.ts); the request and
-// response shapes are the SDK's (src/automation/wire/datasets.ts).
+// handler reads its request and hands it to the DatasetService (service.ts; feature.ts builds
+// it); the request and response shapes are the SDK's (src/automation/wire/datasets.ts).
 
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -14,7 +14,7 @@ import { IdListString } from '../http/ids.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { principalOf } from '../http/principal.js';
 import { route, type RouteContext } from '../http/route.js';
-import type { QualityContext } from '../quality.js';
+import type { FeatureHost } from '../feature-host.js';
 import { checkArchive, sendArchive } from '../archives/transfer.js';
 import {
   AutomationDatasetImportMultipartRequest,
@@ -39,7 +39,7 @@ import { Binary } from '../wire/operations.js';
 import { datasetEntries, datasetSize, FIXED_MTIME } from './archive.js';
 import { receiveDataset } from './import.js';
 import { cleanPath, EXAMPLE_ID } from './paths.js';
-import { DatasetService, type ReceivedFile } from './service.js';
+import type { DatasetService, ReceivedFile } from './service.js';
 import type { ExampleFolder, ExampleRecord } from './types.js';
 
 /** The blobs an example's files are. */
@@ -95,15 +95,17 @@ const FOLDER_SCHEMAS = {
   },
 } as const;
 
-export function datasetRoutes(q: QualityContext): ApiRoute[] {
-  const { registry, settings } = q;
-  const datasets = new DatasetService({
-    examples: q.examples,
-    blobs: q.blobs,
-    runs: q.runs,
-    discardBlob: (sha) => q.discardBlob(sha),
-    scoreWhenDone: (runId, example) => q.scoreWhenDone(runId, example),
-  });
+/** What the routes use besides the DatasetService. */
+export type DatasetRoutesHost = Pick<
+  FeatureHost,
+  'settings' | 'registry' | 'stores' | 'archives' | 'tmpDir' | 'discardBlob'
+>;
+
+export function datasetRoutes(host: DatasetRoutesHost, datasets: DatasetService): ApiRoute[] {
+  const { registry, settings, archives, tmpDir } = host;
+  const blobs = host.stores.blobs;
+  const archiveLimits = settings.archiveLimits;
+  const importDeps = { tmpDir, archiveLimits, archives };
   // Automations are the operator's shared catalogue; examples are the caller's tenant's own.
   const automation = (params: Readonly<Record<string, string>>) =>
     registry.find((params['id'] ?? '').split('@')[0]!);
@@ -122,8 +124,8 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
     const form = await parseMultipart(
       req,
       { fileBytes: settings.maxUploadBytes, files: 1000, fieldBytes: 64 * 1024, preservePath: true },
-      (source, limit) => q.blobs.write(source, limit),
-      (blob) => q.discardBlob(blob.sha256),
+      (source, limit) => blobs.write(source, limit),
+      (blob) => host.discardBlob(blob.sha256),
     );
     try {
       return await use(
@@ -135,7 +137,7 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         })),
       );
     } finally {
-      for (const f of form.files) await q.discardBlob(f.stored.sha256);
+      for (const f of form.files) await host.discardBlob(f.stored.sha256);
     }
   }
 
@@ -303,18 +305,18 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         // The archive worker reads files: each blob is put in a staging folder first (after the
         // size check, so an oversize export copies nothing), and the folder goes once the
         // archive is built, before the answer starts.
-        const staging = join(q.tmpDir, `export-${randomBytes(12).toString('hex')}`);
+        const staging = join(tmpDir, `export-${randomBytes(12).toString('hex')}`);
         const entries = datasetEntries(list, (sha) => join(staging, sha));
         const bytes = datasetSize(list);
-        checkArchive(entries.length, bytes, q.archiveLimits);
+        checkArchive(entries.length, bytes, archiveLimits);
         try {
-          for (const sha of new Set(list.flatMap(blobsOf))) await q.blobs.copyTo(sha, join(staging, sha));
-          await sendArchive(ctx.res, q.archives, {
-            dir: q.tmpDir,
+          for (const sha of new Set(list.flatMap(blobsOf))) await blobs.copyTo(sha, join(staging, sha));
+          await sendArchive(ctx.res, archives, {
+            dir: tmpDir,
             entries,
             bytes,
             mtime: FIXED_MTIME,
-            limits: q.archiveLimits,
+            limits: archiveLimits,
             filename: `${a.slug}-dataset.zip`,
             built: () => rm(staging, { recursive: true, force: true }),
           });
@@ -336,11 +338,11 @@ export function datasetRoutes(q: QualityContext): ApiRoute[] {
         schema: AutomationDatasetImportMultipartRequest,
         description: 'part `file` and field `mode` (as the SDK sends them), or the raw ZIP',
       },
-      maxBodyBytes: q.archiveLimits.maxBytes + 1024 * 1024,
+      maxBodyBytes: archiveLimits.maxBytes + 1024 * 1024,
       responses: { 200: { description: 'Import result', schema: DatasetImportResponse } },
       async handle(ctx: RouteContext<Static<typeof ImportQuery>, undefined>) {
         const a = await automation(ctx.params);
-        const { mode, parsed, discard } = await receiveDataset(ctx.req, q, ctx.query.mode);
+        const { mode, parsed, discard } = await receiveDataset(ctx.req, importDeps, ctx.query.mode);
         try {
           return await datasets.importExamples(ctx.tenant(), a, mode, parsed);
         } finally {

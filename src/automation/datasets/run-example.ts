@@ -4,12 +4,13 @@
 import { basename, dirname } from 'node:path';
 import type { Principal } from '../../core/auth/types.js';
 import { invalid } from '../errors.js';
+import { inputPath } from '../runs/folder.js';
 import type { RunService, StagedInputFile } from '../runs/service.js';
 import type { RunRecord } from '../runs/types.js';
 import { checkRelativePath, collectFileRefs, splitFileRef } from './paths.js';
 import type { ExampleRecord } from './types.js';
 
-/** Where the run will hold an example input file: input/<dir or "files">/<name>. */
+/** Where the run will hold an example input file: field <dir or "files">, file <name> (runs/folder.ts). */
 function staged(path: string): { field: string; filename: string } {
   const dir = dirname(path);
   return { field: dir === '.' ? 'files' : dir, filename: basename(path) };
@@ -24,7 +25,7 @@ function rewriteRefs(value: unknown): unknown {
       const parsed = splitFileRef(ref);
       if (parsed?.folder === 'input') {
         const s = staged(parsed.path);
-        return { $file: `input/${s.field}/${s.filename}` };
+        return { $file: inputPath(s.field, s.filename) };
       }
       return obj;
     }

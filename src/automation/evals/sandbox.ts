@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { JsonSchema } from './schema-check.js';
+import type { JsonSchema } from '../schemas/compiler.js';
 import { CUSTOM_SCRIPTS_DISABLED } from './types.js';
 import type {
   RegexTask,

@@ -1,4 +1,4 @@
-// Experiment routes (HTTP only; service.ts does the work): create (JSON answer or NDJSON
+// Experiment routes (HTTP only; service.ts does the work, feature.ts builds it): create (JSON answer or NDJSON
 // stream), list, detail, cancel, exports, and resolving an experiment id to its automation.
 
 import { sendStream } from '../../core/http/download.js';
@@ -6,7 +6,6 @@ import type { HttpResponse } from '../../core/http/index.js';
 import type { ApiRoute } from '../http/api.js';
 import { principalOf } from '../http/principal.js';
 import { route, type RouteContext } from '../http/route.js';
-import type { QualityContext } from '../quality.js';
 import {
   AutomationsExperimentsListResponse,
   ExperimentCreateResponse,
@@ -15,7 +14,7 @@ import {
 } from '../wire/experiments.js';
 import { Text } from '../wire/operations.js';
 import { ExperimentCreateBody, ExperimentListQuery, ExportAllQuery, ExportQuery } from './requests.js';
-import { ExperimentService, type ExportDocument } from './service.js';
+import type { ExperimentService, ExportDocument } from './service.js';
 import type { ExperimentEvent } from './types.js';
 
 const tag = 'experiments';
@@ -24,15 +23,7 @@ const DOWNLOAD = {
   content: { 'application/octet-stream': Text, 'application/json': Text },
 };
 
-export function experimentRoutes(q: QualityContext): ApiRoute[] {
-  const service = new ExperimentService({
-    registry: q.registry,
-    examples: q.examples,
-    runs: q.runs,
-    scores: q.scores,
-    runner: q.experiments,
-    defaultConcurrency: q.experimentConcurrency,
-  });
+export function experimentRoutes(service: ExperimentService): ApiRoute[] {
   const automation = (ctx: RouteContext<unknown, unknown>) => service.automation(ctx.params['id'] ?? '');
   const experimentId = (ctx: RouteContext<unknown, unknown>) => ctx.params['experimentId'] ?? '';
   const createBody = { schema: ExperimentCreateBody, description: 'ExperimentCreate (no body: {})' };

@@ -12,7 +12,7 @@ import type { AutomationRecord } from '../registry/service.js';
 import type { ExampleStore } from '../datasets/store.js';
 import type { ExampleRecord } from '../datasets/types.js';
 import { startExampleRun } from '../datasets/run-example.js';
-import type { RunScorer } from './scoring.js';
+import type { RunScorer } from '../evaluators/scoring.js';
 import type { ExperimentStore } from './store.js';
 import type { ExperimentEvent, ExperimentRecord } from './types.js';
 

@@ -8,8 +8,7 @@
 
 import { readdir, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
-
-const CACHE_DIR = '.blobs';
+import { BLOB_CACHE_DIR, runFolder } from '../runs/folder.js';
 
 interface Cached {
   path: string;
@@ -55,7 +54,7 @@ async function entries(dir: string): Promise<string[]> {
 async function cachedFiles(runsDir: string): Promise<Cached[]> {
   const out: Cached[] = [];
   for (const run of await entries(runsDir)) {
-    const dir = join(runsDir, run, CACHE_DIR);
+    const dir = join(runFolder(runsDir, run), BLOB_CACHE_DIR);
     for (const name of await entries(dir)) {
       // Copies still being written (`<sha256>.part-…`) are not the cache's yet.
       if (name.includes('.part-')) continue;

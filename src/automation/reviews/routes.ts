@@ -1,13 +1,13 @@
 // Review routes (HTTP only): the review of a run, its corrected (expected) files, promotion of a
 // run to a dataset example, and an automation's review health. Shapes are the SDK's
-// (src/automation/wire/reviews.ts); the rules live in service.ts, promote.ts and health-query.ts.
+// (src/automation/wire/reviews.ts); the rules live in service.ts, promote.ts and health-query.ts,
+// and feature.ts builds them.
 
-import { join } from 'node:path';
 import { sendStream } from '../../core/http/download.js';
 import type { ApiRoute } from '../http/api.js';
 import { isMultipart, parseMultipart } from '../http/multipart.js';
 import { route } from '../http/route.js';
-import type { QualityContext } from '../quality.js';
+import type { AutomationSettings } from '../settings.js';
 import {
   PromoteRunRequest,
   PromoteRunResponse,
@@ -23,33 +23,23 @@ import {
 } from '../wire/reviews.js';
 import { invalid } from '../errors.js';
 import { Binary } from '../wire/operations.js';
-import { RunFolderExpectedFiles } from './expected-files.js';
-import { reviewHealthOf } from './health-query.js';
-import { promoteRun } from './promote.js';
+import { reviewHealthOf, type HealthDeps } from './health-query.js';
+import { promoteRun, type PromoteDeps } from './promote.js';
 import { HealthQuery } from './schemas.js';
-import { ReviewService, type ReadUpload } from './service.js';
+import type { ReadUpload, ReviewService } from './service.js';
 
 const tag = 'reviews';
 /** A form's `name` field is a file name: one path segment of at most 255 bytes. */
 const FORM_FIELD_BYTES = 4096;
 
-export function reviewRoutes(q: QualityContext): ApiRoute[] {
-  const files = new RunFolderExpectedFiles(
-    (id) => q.runs.runDir(id),
-    join(q.tmpDir, 'review-uploads'),
-    q.blobs,
-    q.runs.sharesFiles,
-  );
-  const reviews = new ReviewService({ runs: q.runs, store: q.reviews, files });
-  const promoteDeps = {
-    reviews,
-    runs: q.runs,
-    registry: q.registry,
-    examples: q.examples,
-    blobs: q.blobs,
-    files,
-    discardBlob: (sha: string) => q.discardBlob(sha),
-  };
+export interface ReviewRoutesDeps {
+  settings: Pick<AutomationSettings, 'maxUploadBytes'>;
+  reviews: ReviewService;
+  promote: PromoteDeps;
+  health: HealthDeps;
+}
+
+export function reviewRoutes({ settings, reviews, promote, health }: ReviewRoutesDeps): ApiRoute[] {
   const id = (params: Readonly<Record<string, string>>) => params['id'] ?? '';
   const filename = (params: Readonly<Record<string, string>>) => params['filename'] ?? '';
 
@@ -108,7 +98,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
         description: `JSON ${RunReviewExpectedFileCopyRequest.$id}, or multipart ${RunReviewExpectedFileUploadRequest.$id}`,
       },
       bodyOptional: true,
-      maxBodyBytes: q.settings.maxUploadBytes + 64 * 1024,
+      maxBodyBytes: settings.maxUploadBytes + 64 * 1024,
       responses: {
         201: { description: 'Corrected file created', schema: RunReviewExpectedFileMutationResponse },
       },
@@ -123,7 +113,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
         const read: ReadUpload = async (stage, unstage) => {
           const form = await parseMultipart(
             ctx.req,
-            { fileBytes: q.settings.maxUploadBytes, files: 1, fieldBytes: FORM_FIELD_BYTES },
+            { fileBytes: settings.maxUploadBytes, files: 1, fieldBytes: FORM_FIELD_BYTES },
             stage,
             unstage,
           );
@@ -196,7 +186,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
       responses: {
         200: { description: 'Created or updated a dataset example from the run', schema: PromoteRunResponse },
       },
-      handle: (ctx) => promoteRun(promoteDeps, ctx.tenant(), id(ctx.params), ctx.body ?? {}),
+      handle: (ctx) => promoteRun(promote, ctx.tenant(), id(ctx.params), ctx.body ?? {}),
     }),
     route({
       method: 'GET',
@@ -208,7 +198,7 @@ export function reviewRoutes(q: QualityContext): ApiRoute[] {
       responses: {
         200: { description: 'Automation review health metrics', schema: RunReviewHealthResponse },
       },
-      handle: (ctx) => reviewHealthOf(q, ctx.tenant(), id(ctx.params), ctx.query),
+      handle: (ctx) => reviewHealthOf(health, ctx.tenant(), id(ctx.params), ctx.query),
     }),
   ];
 }

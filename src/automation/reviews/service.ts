@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError, invalid, notFound } from '../errors.js';
 import type { TempFile } from '../files/blobs.js';
 import { checkId } from '../http/ids.js';
+import { outputPath } from '../runs/folder.js';
 import type { RunService } from '../runs/service.js';
 import { TERMINAL, type RunRecord } from '../runs/types.js';
 import type { RunFile } from '../wire/common.js';
@@ -197,7 +198,7 @@ export class ReviewService {
       const review = await this.existing(run);
       const wanted = body.outputFileName.replace(/^output\//, '');
       const artifact = run.files.find(
-        (f) => f.role === 'output' && (f.name === wanted || f.path === `output/${wanted}`),
+        (f) => f.role === 'output' && (f.name === wanted || f.path === outputPath(wanted)),
       );
       if (!artifact)
         throw notFound(

@@ -8,7 +8,7 @@ import { notFound } from '../errors.js';
 import type { Completion } from './completion.js';
 import type { Engine } from './engine.js';
 import type { RunRecorder } from './recorder.js';
-import { TERMINAL, type RunRecord, type RunStatus } from './types.js';
+import { QUEUED, TERMINAL, type RunRecord, type RunStatus } from './types.js';
 import type { Waiters } from './waiters.js';
 
 export interface CancelResult {
@@ -35,8 +35,7 @@ export class Cancels {
     }
     const wasStatus = active.record.status;
     if (TERMINAL.has(wasStatus)) return { run: active.record, state: 'already_terminal', wasStatus };
-    const queued = wasStatus === 'pending' || wasStatus === 'created';
-    if (queued) {
+    if (QUEUED.has(wasStatus)) {
       // Not started: it ends now. If the worker was just picking it up, the pool's abort
       // terminates that worker, so nothing of this run keeps going.
       active.cancelledBeforeSubmit = true;

@@ -8,8 +8,11 @@
 
 import { join } from 'node:path';
 
+const INPUT_DIR = 'input';
 export const OUTPUT_DIR = 'output';
 export const EXPECTED_DIR = 'expected';
+/** The folder of a run's cache of shared files (retention/cache.ts bounds them all). */
+export const BLOB_CACHE_DIR = '.blobs';
 
 export function runFolder(runsDir: string, runId: string): string {
   return join(runsDir, runId);
@@ -17,7 +20,7 @@ export function runFolder(runsDir: string, runId: string): string {
 
 /** The path of an input file, relative to the run's folder. */
 export function inputPath(field: string, filename: string): string {
-  return `input/${field}/${filename}`;
+  return `${INPUT_DIR}/${field}/${filename}`;
 }
 
 /** The path of an output file, relative to the run's folder (also the artifact's listed path). */
@@ -32,5 +35,5 @@ export function expectedPath(name: string): string {
 
 /** Where a shared file (named by its sha256) is cached in the run's folder. */
 export function blobCachePath(runDir: string, sha256: string): string {
-  return join(runDir, '.blobs', sha256);
+  return join(runDir, BLOB_CACHE_DIR, sha256);
 }

@@ -15,7 +15,7 @@
 
 import type { QueueCancel, QueueClaim, QueueRecovery, RunEnd, RunQueue } from './queue.js';
 import type { LmdbRunStore } from './store.js';
-import { TERMINAL, type RunDetail, type RunEvent, type RunRecord } from './types.js';
+import { QUEUED, TERMINAL, type RunDetail, type RunEvent, type RunRecord } from './types.js';
 
 /** What the queue needs of the run store: the LMDB store's reads, its create and its end. */
 export type LocalQueueStore = Pick<LmdbRunStore, 'create' | 'end' | 'get' | 'unfinished'>;
@@ -212,7 +212,7 @@ export class LocalRunQueue implements RunQueue {
     const interrupted: QueueClaim[] = [];
     for (const run of await this.store.unfinished()) {
       const entry = { runId: run.id, tenant: run.tenant, automationId: run.automationId };
-      if (run.status === 'pending' || run.status === 'created') {
+      if (QUEUED.has(run.status)) {
         this.queued.push(entry);
         requeued++;
         continue;

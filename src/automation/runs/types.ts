@@ -6,7 +6,7 @@ import type { RunErrorCode } from '../executor/failure.js';
 
 import type { RunStatus } from './statuses.js';
 
-export { RUN_STATUSES, TERMINAL, UNFINISHED_STATUSES, type RunStatus } from './statuses.js';
+export { QUEUED, RUN_STATUSES, TERMINAL, UNFINISHED_STATUSES, type RunStatus } from './statuses.js';
 
 export interface RunGit {
   requestedRef: string;

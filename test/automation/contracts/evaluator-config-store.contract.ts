@@ -6,7 +6,7 @@ import { contractSuite } from './suite.js';
 import type {
   EvaluatorConfigStore,
   StoredEvaluatorConfig,
-} from '../../../src/automation/experiments/evaluator-store.js';
+} from '../../../src/automation/evaluators/store.js';
 
 export function evaluatorConfigStoreContract(
   label: string,

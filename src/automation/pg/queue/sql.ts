@@ -2,7 +2,8 @@
 // notifies on and every statement, in one place. The record columns are written as the run store
 // writes them (stores/run-columns.ts).
 
-import { COLUMN_NAMES, COLUMN_TYPES } from '../stores/run-columns.js';
+import { QUEUED_STATUSES } from '../../runs/statuses.js';
+import { COLUMN_NAMES, COLUMN_TYPES, statusLiterals } from '../stores/run-columns.js';
 
 export const WAKE = 'sluice_run_wake';
 export const CANCEL = 'sluice_run_cancel';
@@ -23,7 +24,7 @@ export const QUEUED_COUNT = `SELECT count(*) AS n FROM (SELECT 1 FROM runs WHERE
 
 export const REQUEUE_STRANDED = `WITH stranded AS (
     UPDATE runs SET queue_state = 'queued', queued_at = clock_timestamp()
-    WHERE queue_state IS NULL AND status IN ('created', 'pending') AND NOT cancel_requested
+    WHERE queue_state IS NULL AND status IN (${statusLiterals(QUEUED_STATUSES)}) AND NOT cancel_requested
     RETURNING id)
   SELECT count(*) AS n, pg_notify('${WAKE}', '') FROM stranded HAVING count(*) > 0`;
 

@@ -1,7 +1,7 @@
 // Experiments and evaluator configurations in PostgreSQL: a row each under its tenant's key, the
 // record as json; every read names the tenant, so another tenant's is simply absent.
 
-import type { EvaluatorConfigStore, StoredEvaluatorConfig } from '../../experiments/evaluator-store.js';
+import type { EvaluatorConfigStore, StoredEvaluatorConfig } from '../../evaluators/store.js';
 import type { ExperimentStore } from '../../experiments/store.js';
 import type { ExperimentRecord } from '../../experiments/types.js';
 import type { PgDatabase } from '../pool.js';

@@ -3,7 +3,7 @@
 // (run-writes.ts) and the run queue's statements that write a run together with its queue state
 // (create-and-enqueue, the fenced end) share, so the record is written the same way by all.
 
-import type { RunEvent, RunRecord } from '../../runs/types.js';
+import type { RunEvent, RunRecord, RunStatus } from '../../runs/types.js';
 import type { Queryable } from '../pool.js';
 
 /**
@@ -36,6 +36,14 @@ function listFields(run: RunRecord): string {
   return JSON.stringify({ review, version, git }, (_key, value: unknown) =>
     typeof value === 'string' ? value.replaceAll('\u0000', '\uFFFD') : value,
   );
+}
+
+/**
+ * A list of statuses (runs/statuses.ts) as SQL literals for `status IN (…)`: written into the
+ * statement's text, so a predicate can match a partial index's.
+ */
+export function statusLiterals(statuses: readonly RunStatus[]): string {
+  return statuses.map((s) => `'${s}'`).join(', ');
 }
 
 export const COLUMN_NAMES = [

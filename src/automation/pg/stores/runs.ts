@@ -28,6 +28,7 @@ import {
   recordValues,
   runHolder,
   sharedBlobs,
+  statusLiterals,
 } from './run-columns.js';
 import { RunWriteQueue } from './run-writes.js';
 
@@ -304,7 +305,7 @@ export class PgRunStore implements RunStore {
   async unfinished(): Promise<RunRecord[]> {
     // The predicate matches the partial index runs_unfinished, so this reads only those rows.
     const { rows } = await this.db.query<{ record: RunRecord }>(
-      `SELECT record FROM runs WHERE status IN (${UNFINISHED_STATUSES.map((s) => `'${s}'`).join(', ')})
+      `SELECT record FROM runs WHERE status IN (${statusLiterals(UNFINISHED_STATUSES)})
        ORDER BY created_at, id`,
     );
     return rows.map((r) => r.record);

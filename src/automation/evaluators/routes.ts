@@ -1,4 +1,4 @@
-// GET/PUT of an automation's evaluator YAML (HTTP only; evaluator-service.ts does the work).
+// GET/PUT of an automation's evaluator YAML (HTTP only; service.ts does the work).
 // PUT takes the SDK's JSON `{yaml}`, or the YAML itself as text (text/yaml, application/yaml,
 // text/plain) for curl users; a config that does not validate is a 400 listing every problem
 // with its dotted field path and YAML line.
@@ -6,15 +6,19 @@
 import { invalid } from '../errors.js';
 import type { ApiRoute } from '../http/api.js';
 import { route, type RouteContext } from '../http/route.js';
-import type { QualityContext } from '../quality.js';
+import type { AutomationRegistry } from '../registry/service.js';
 import { EvaluatorConfigResponse, EvaluatorConfigUpdate } from '../wire/experiments.js';
+import type { EvaluatorConfigs } from './service.js';
 
 const YAML_TYPES = ['text/yaml', 'application/yaml', 'application/x-yaml', 'text/x-yaml', 'text/plain'];
 const tag = 'evaluators';
 
-export function evaluatorRoutes(q: QualityContext): ApiRoute[] {
+export function evaluatorRoutes(
+  registry: Pick<AutomationRegistry, 'find'>,
+  evaluators: EvaluatorConfigs,
+): ApiRoute[] {
   const automation = (ctx: RouteContext<unknown, unknown>) =>
-    q.registry.find((ctx.params['id'] ?? '').split('@')[0]!);
+    registry.find((ctx.params['id'] ?? '').split('@')[0]!);
   return [
     route({
       method: 'GET',
@@ -25,7 +29,7 @@ export function evaluatorRoutes(q: QualityContext): ApiRoute[] {
       responses: {
         200: { description: 'Evaluator YAML and parsed configuration', schema: EvaluatorConfigResponse },
       },
-      handle: async (ctx) => q.evaluators.view(ctx.tenant(), await automation(ctx)),
+      handle: async (ctx) => evaluators.view(ctx.tenant(), await automation(ctx)),
     }),
     route({
       method: 'PUT',
@@ -55,7 +59,7 @@ export function evaluatorRoutes(q: QualityContext): ApiRoute[] {
             : undefined;
         if (text === undefined)
           throw invalid('yaml', 'send {"yaml": "<evaluator YAML>"} or the YAML as text/yaml');
-        return q.evaluators.replace(ctx.tenant(), a, text);
+        return evaluators.replace(ctx.tenant(), a, text);
       },
     }),
   ];

@@ -12,7 +12,7 @@ import {
 } from '../evals/index.js';
 import type { AutomationRecord } from '../registry/service.js';
 import type { EvaluatorConfigResponse } from '../wire/experiments.js';
-import type { EvaluatorConfigStore, StoredEvaluatorConfig } from './evaluator-store.js';
+import type { EvaluatorConfigStore, StoredEvaluatorConfig } from './store.js';
 
 /** `evaluators[2].value` → `evaluators.2.value`, the envelope's dotted field form. */
 export function dottedPath(path: string): string {

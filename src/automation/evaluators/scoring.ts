@@ -10,7 +10,7 @@ import type { RunRecord } from '../runs/types.js';
 import { readAll, type BlobStore } from '../files/blob-store.js';
 import { scoreRun, type ModelProvider, type ScriptPool, type EvalFiles } from '../evals/index.js';
 import type { ExampleRecord } from '../datasets/types.js';
-import type { EvaluatorConfigs } from './evaluator-service.js';
+import type { EvaluatorConfigs } from './service.js';
 
 export interface RunScoreSummary {
   score: number | null;

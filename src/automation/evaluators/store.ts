@@ -1,7 +1,7 @@
 // Where evaluator configurations are kept. Callers depend on the EvaluatorConfigStore interface;
 // the LMDB class keeps them in the named database `evaluator-configs` under the key
 // [tenant, automationId]. Only the YAML text as given is stored (so GET answers exactly what was
-// PUT); validating and parsing it is the evaluator service's job (evaluator-service.ts).
+// PUT); validating and parsing it is the evaluator service's job (service.ts).
 
 import type { Database } from 'lmdb';
 import type { AutomationDb } from '../db.js';

@@ -8,6 +8,7 @@ import { Evaluators } from './evaluators.js';
 import { ExperimentList, ExperimentView, NewExperiment } from './experiments.js';
 import { Health } from './health.js';
 import { RunDetail } from './run-detail.js';
+import { ReviewQueue } from './review-queue.js';
 import { RunList } from './runs.js';
 import './automation.css';
 
@@ -65,6 +66,11 @@ export const automationSection: Section = {
       render: ({ params }) => (
         <ExperimentView key={params.experimentId} id={params.id!} experimentId={params.experimentId!} />
       ),
+    },
+    {
+      pattern: '/automations/:id/review',
+      title: 'Review queue',
+      render: ({ params, query }) => <ReviewQueue key={params.id} id={params.id!} query={query} />,
     },
     {
       pattern: '/automations/:id/health',

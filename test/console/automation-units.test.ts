@@ -4,6 +4,7 @@
 
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
+import { compareExperiments } from '../../console/src/automation/experiment-compare.js';
 import { healthGeometry } from '../../console/src/automation/health-chart.js';
 import { issuesByLine, lineOf, placeIssues } from '../../console/src/automation/issue-lines.js';
 import { LineSplitter, readNdjson } from '../../console/src/automation/ndjson.js';
@@ -232,5 +233,111 @@ describe('review queue query', () => {
     const sampled = new URLSearchParams(queueQuery('wf_1', '0.1', 'c1'));
     assert.equal(sampled.get('sampleRate'), '0.1');
     assert.equal(sampled.get('cursor'), 'c1');
+  });
+});
+
+describe('experiment comparison', () => {
+  type Detail = Parameters<typeof compareExperiments>[0];
+  const result = (
+    runId: string,
+    evaluatorName: string,
+    score: number | null,
+    error: string | null = null,
+  ) => ({
+    id: `${runId}-${evaluatorName}`,
+    runId,
+    automationId: 'wf',
+    evaluatorName,
+    evaluatorType: 'equals',
+    score,
+    passed: score === null ? null : score >= 1,
+    label: null,
+    weight: null,
+    passThreshold: null,
+    description: null,
+    details: null,
+    error,
+    createdAt: '2026-11-27T00:00:00.000Z',
+  });
+  const detail = (
+    id: string,
+    runs: [string, string | null][],
+    results: ReturnType<typeof result>[],
+  ): Detail =>
+    ({
+      id,
+      automationId: 'wf',
+      automationType: 'workflow',
+      status: 'completed',
+      runCount: runs.length,
+      completedCount: runs.length,
+      passedCount: 0,
+      failedCount: 0,
+      avgScore: null,
+      createdAt: '2026-11-27T00:00:00.000Z',
+      completedAt: null,
+      version: null,
+      runs: runs.map(([runId, exampleId]) => ({
+        id: runId,
+        status: 'completed',
+        exampleId,
+        exampleName: exampleId ? `name-${exampleId}` : null,
+        createdAt: '2026-11-27T00:00:00.000Z',
+        completedAt: null,
+      })),
+      resultsByRun: Object.fromEntries(
+        runs.map(([runId]) => [runId, results.filter((r) => r.runId === runId)]),
+      ),
+    }) as unknown as Detail;
+
+  it('matches runs by example, lists changed examples first by size of change, then dataset order', () => {
+    const a = detail(
+      'A',
+      [
+        ['a1', 'e1'],
+        ['a2', 'e2'],
+        ['a3', 'e3'],
+        ['a4', 'e4'],
+      ],
+      [
+        result('a1', 'x', 1),
+        result('a2', 'x', 1),
+        result('a3', 'x', 1),
+        result('a4', 'x', 1),
+        result('a4', 'y', 1),
+      ],
+    );
+    const b = detail(
+      'B',
+      [
+        ['b1', 'e1'],
+        ['b2', 'e2'],
+        ['b3', 'e3'],
+        ['b5', 'e5'],
+      ],
+      [result('b1', 'x', 1), result('b2', 'x', 0.5), result('b3', 'x', 0), result('b5', 'x', 1)],
+    );
+    const c = compareExperiments(a, b);
+    assert.deepEqual(c.evaluators, ['x', 'y']);
+    assert.deepEqual(
+      c.examples.map((e) => [e.label, e.changed, e.change]),
+      [
+        ['name-e3', true, 1],
+        ['name-e2', true, 0.5],
+        ['name-e4', true, 0],
+        ['name-e5', true, 0],
+        ['name-e1', false, 0],
+      ],
+    );
+    assert.equal(c.changedCount, 4);
+    const e4 = c.examples.find((e) => e.label === 'name-e4')!;
+    assert.equal(e4.runB, null);
+    assert.equal(e4.scores.y!.b, undefined);
+  });
+
+  it('counts an evaluator error on one side as a change', () => {
+    const a = detail('A', [['a1', 'e1']], [result('a1', 'x', null)]);
+    const b = detail('B', [['b1', 'e1']], [result('b1', 'x', null, 'boom')]);
+    assert.equal(compareExperiments(a, b).examples[0]!.changed, true);
   });
 });

@@ -1,7 +1,8 @@
 // The run views in a real browser against `sluice automation`: the run list's input and output
 // previews and usage columns, the step waterfall of a workflow run, and the review queue with its
-// one-key verdicts. Runs are started through the API first; every assertion compares what the page
-// shows with what the API answers for the same run.
+// one-key verdicts, and two experiments compared side by side. Runs, examples and experiments are
+// made through the API first; every assertion compares what the page shows with what the API
+// answers.
 
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
@@ -36,7 +37,7 @@ interface ApiStep {
   completedAt: string;
 }
 
-describe('console: run previews, usage, waterfall and review queue', { skip }, () => {
+describe('console: run previews, usage, waterfall, review queue, experiment comparison', { skip }, () => {
   let sluice: RunningSluice;
   let browser: Browser;
   let watched: WatchedPage;
@@ -201,6 +202,85 @@ describe('console: run previews, usage, waterfall and review queue', { skip }, (
       `${reportRuns[0]} approved`,
     ]);
     await assertAccessible(page, 'the emptied review queue');
+    assertCleanPage(watched);
+  });
+
+  it('compares two experiments, the changed example first', async () => {
+    const auto = '/automations/workflows.text-report';
+    const examples = [
+      ['one word', 'solo', 1],
+      ['two words', 'alpha beta', 2],
+      ['three words', 'alpha beta gamma', 3],
+    ] as const;
+    const ids: Record<string, string> = {};
+    for (const [name, text, words] of examples) {
+      const made = await call<{ id: string }>(`${auto}/examples`, {
+        method: 'POST',
+        body: { name, input: { text }, expected: { words } },
+      });
+      ids[name] = made.id;
+    }
+    await call(`${auto}/evaluators`, {
+      method: 'PUT',
+      body: {
+        yaml: 'passThreshold: 1\nevaluators:\n  - { name: words, type: equals, path: /words, value: { $expected: /words } }\n',
+      },
+    });
+    const experiment = async () => {
+      const { id } = await call<{ id: string }>(`${auto}/experiments`, { method: 'POST', body: {} });
+      // Waits on the experiment's state (a hang guard, not a timing margin).
+      for (let i = 0; ; i++) {
+        const x = await call<{ status: string }>(`${auto}/experiments/${encodeURIComponent(id)}`);
+        if (x.status === 'completed') return id;
+        assert.ok(i < 600, `experiment ${id} did not complete`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const first = await experiment();
+    // The second experiment expects 5 words of the two-word example, so that example fails.
+    await call(`${auto}/examples/${encodeURIComponent(ids['two words']!)}`, {
+      method: 'PATCH',
+      body: { expected: { words: 5 } },
+    });
+    const second = await experiment();
+
+    await go(`#/automation${auto}/experiments`);
+    await page.getByRole('link', { name: 'Compare two experiments' }).click();
+    await page.getByRole('heading', { level: 1, name: /^Compare experiments/ }).waitFor();
+    // The newest two, the older as the baseline.
+    const table = page.getByTestId('compare-table');
+    await table.locator('tbody tr').nth(2).waitFor();
+    assert.equal(await page.getByLabel('Baseline (A)').inputValue(), first);
+    assert.equal(await page.getByLabel('Candidate (B)').inputValue(), second);
+    assert.equal(
+      await page.getByTestId('compare-changed').innerText(),
+      '1 of 3 examples changed; they are listed first.',
+    );
+    const rows = table.locator('tbody tr');
+    assert.equal(await rows.nth(0).locator('th').innerText(), 'two words');
+    assert.equal(await rows.nth(0).getAttribute('data-changed'), 'true');
+    const cells = await rows.nth(0).locator('td').allInnerTexts();
+    assert.deepEqual(
+      cells.map((c) => c.split('\n')[0]),
+      ['changed', '1 ✓ → 0 ✗'],
+    );
+    for (const n of [1, 2]) {
+      assert.equal(await rows.nth(n).getAttribute('data-changed'), 'false');
+      assert.equal((await rows.nth(n).locator('td').allInnerTexts())[0], 'same');
+    }
+    const summary = await page
+      .getByTestId('compare-summary')
+      .getByRole('row', { name: /Passed/ })
+      .locator('td')
+      .allInnerTexts();
+    assert.deepEqual(summary, ['3 / 0', '2 / 1']);
+    await assertAccessible(page, 'the experiment comparison');
+    await screenshot(page, 'automation-experiment-compare');
+
+    // Swapping the sides through the pickers moves the baseline into the hash.
+    await page.getByLabel('Baseline (A)').selectOption(second);
+    await page.getByText('Pick two different experiments.').waitFor();
+    assert.match(page.url(), new RegExp(`a=${second}`));
     assertCleanPage(watched);
   });
 });

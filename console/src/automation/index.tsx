@@ -5,6 +5,7 @@ import type { Section } from '../section.js';
 import { AutomationList, AutomationOverview } from './automations.js';
 import { Dataset, ExampleDetail } from './datasets.js';
 import { Evaluators } from './evaluators.js';
+import { ExperimentCompare } from './experiment-compare-view.js';
 import { ExperimentList, ExperimentView, NewExperiment } from './experiments.js';
 import { Health } from './health.js';
 import { RunDetail } from './run-detail.js';
@@ -54,6 +55,11 @@ export const automationSection: Section = {
       pattern: '/automations/:id/experiments',
       title: 'Experiments',
       render: ({ params, query }) => <ExperimentList key={params.id} id={params.id!} query={query} />,
+    },
+    {
+      pattern: '/automations/:id/experiments/compare',
+      title: 'Compare experiments',
+      render: ({ params, query }) => <ExperimentCompare key={params.id} id={params.id!} query={query} />,
     },
     {
       pattern: '/automations/:id/experiments/new',

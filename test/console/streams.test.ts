@@ -53,6 +53,67 @@ describe('console: streams section', { skip: browserSkipReason() }, () => {
     await call('POST', `${instance}/offsets`);
   };
 
+  it('shows a topic’s size and configuration, and the live view connected, paused and resumed', async () => {
+    await call('POST', '/streams/topics/topic', {
+      topic_name: 'live-events',
+      partitions: 2,
+      configs: [
+        { name: 'retention.ms', value: '3600000' },
+        { name: 'retention.bytes', value: '1073741824' },
+      ],
+    });
+    await call('POST', '/streams/topic/live-events', {
+      records: [0, 1, 2].map((i) => ({ value: { i }, partition: i % 2 })),
+    });
+    const watched = await openPage(browser);
+    const { page } = watched;
+    try {
+      await signIn(page, sluice.console, sluice.token);
+      await page.evaluate(`location.hash = '#/streams/topics/live-events'`);
+      await page.getByRole('heading', { name: 'Topic live-events' }).waitFor();
+      const facts = page.getByTestId('topic-facts');
+      await facts.waitFor();
+      // Size in records: the sum of end minus beginning offsets the API reports.
+      const info = (await call('GET', '/streams/topics/live-events')) as {
+        partitions: { beginning_offset: number; end_offset: number }[];
+      };
+      const kept = info.partitions.reduce((n, p) => n + p.end_offset - p.beginning_offset, 0);
+      assert.equal(kept, 3);
+      assert.equal(await page.getByTestId('records-kept').innerText(), '3');
+      assert.equal(await facts.locator('[data-config="retention.ms"]').innerText(), '1 h');
+      assert.equal(await facts.locator('[data-config="retention.bytes"]').innerText(), '1 GiB');
+
+      const state = page.getByTestId('live-state');
+      assert.equal(await state.getAttribute('data-state'), 'off');
+      await page.getByLabel('Follow new records as they are produced').check();
+      await page.locator('[data-testid="live-state"][data-state="connected"]').waitFor();
+      await call('POST', '/streams/topic/live-events', { records: [{ key: 'first-live', value: { n: 1 } }] });
+      const live = page.getByRole('table', { name: 'Live records, newest first' });
+      await live.getByText('first-live').waitFor();
+
+      await page.getByRole('button', { name: 'Pause' }).click();
+      await page.locator('[data-testid="live-state"][data-state="paused"]').waitFor();
+      await call('POST', '/streams/topic/live-events', { records: [{ key: 'held-live', value: { n: 2 } }] });
+      await state.getByText('1 new record held.').waitFor();
+      assert.equal(await live.getByText('held-live').count(), 0, 'held, not shown, while paused');
+      await assertAccessible(page, 'a topic with its configuration and a paused live view');
+      await screenshot(page, 'streams-topic-live-paused');
+
+      await page.getByRole('button', { name: 'Resume' }).click();
+      await page.locator('[data-testid="live-state"][data-state="connected"]').waitFor();
+      await live.getByText('held-live').waitFor();
+      assert.deepEqual(
+        (await live.locator('tbody tr td:nth-child(4)').allInnerTexts()).map((t) => t.trim()),
+        ['held-live', 'first-live'],
+      );
+      await page.getByLabel('Follow new records as they are produced').uncheck();
+      await page.locator('[data-testid="live-state"][data-state="off"]').waitFor();
+      assertCleanPage(watched);
+    } finally {
+      await watched.close();
+    }
+  });
+
   it('creates a topic, produces, browses, follows live records and shows a group lag dropping', async () => {
     const watched = await openPage(browser);
     const { page } = watched;
@@ -76,6 +137,7 @@ describe('console: streams section', { skip: browserSkipReason() }, () => {
       await page.getByLabel('Value (JSON object)').fill('{"total": 12.5, "items": ["book"]}');
       await page.getByLabel('Headers').fill('trace-id: abc');
       // The live stream must be open before the record is produced (it starts at the end).
+      await page.locator('[data-testid="live-state"][data-state="connected"]').waitFor();
       await waitUntil('the console consumer to join', async () => {
         const groups = (await call('GET', '/streams/consumer-groups')) as {
           consumer_groups: { group: string }[];

@@ -54,6 +54,9 @@ export function ExperimentList({ id, query }: { id: string; query: URLSearchPara
         <a class="sa-button" href={href(`/automations/${enc(id)}/experiments/new`)}>
           New experiment
         </a>
+        <a class="sa-button" href={href(`/automations/${enc(id)}/experiments/compare`)}>
+          Compare two experiments
+        </a>
         <button
           type="button"
           disabled={action.busy}

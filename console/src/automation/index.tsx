@@ -5,9 +5,11 @@ import type { Section } from '../section.js';
 import { AutomationList, AutomationOverview } from './automations.js';
 import { Dataset, ExampleDetail } from './datasets.js';
 import { Evaluators } from './evaluators.js';
+import { ExperimentCompare } from './experiment-compare-view.js';
 import { ExperimentList, ExperimentView, NewExperiment } from './experiments.js';
 import { Health } from './health.js';
 import { RunDetail } from './run-detail.js';
+import { ReviewQueue } from './review-queue.js';
 import { RunList } from './runs.js';
 import './automation.css';
 
@@ -55,6 +57,11 @@ export const automationSection: Section = {
       render: ({ params, query }) => <ExperimentList key={params.id} id={params.id!} query={query} />,
     },
     {
+      pattern: '/automations/:id/experiments/compare',
+      title: 'Compare experiments',
+      render: ({ params, query }) => <ExperimentCompare key={params.id} id={params.id!} query={query} />,
+    },
+    {
       pattern: '/automations/:id/experiments/new',
       title: 'New experiment',
       render: ({ params, query }) => <NewExperiment key={params.id} id={params.id!} query={query} />,
@@ -65,6 +72,11 @@ export const automationSection: Section = {
       render: ({ params }) => (
         <ExperimentView key={params.experimentId} id={params.id!} experimentId={params.experimentId!} />
       ),
+    },
+    {
+      pattern: '/automations/:id/review',
+      title: 'Review queue',
+      render: ({ params, query }) => <ReviewQueue key={params.id} id={params.id!} query={query} />,
     },
     {
       pattern: '/automations/:id/health',

@@ -1,11 +1,13 @@
 // One run: input and output, files and artifacts (preview and download), steps, events, trace,
-// usage, scores, and the review editor. The run is polled while it is in flight.
+// usage, scores, and the review editor. The run is polled while it is in flight. The steps tab
+// draws the steps as a waterfall: one bar per step on the run's time axis (run-shapes.ts).
 
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { runUrl } from './urls.js';
 import { FilePreview, download } from './files.js';
 import { ReviewEditor } from './review.js';
+import { waterfall, type StepLike } from './run-shapes.js';
 import {
   Failure,
   JsonView,
@@ -173,7 +175,7 @@ export function RunDetail({ id, query }: { id: string; query: URLSearchParams })
             <TabPanel id={tab}>
               {tab === 'io' ? <InputOutput run={r} /> : null}
               {tab === 'files' ? <Files run={r} /> : null}
-              {tab === 'steps' ? <Steps id={r.id} finished={r.finished} /> : null}
+              {tab === 'steps' ? <Steps run={r} /> : null}
               {tab === 'events' ? <Events id={r.id} finished={r.finished} /> : null}
               {tab === 'trace' ? <Trace id={r.id} run={r} /> : null}
               {tab === 'usage' ? <Usage id={r.id} finished={r.finished} /> : null}
@@ -308,31 +310,110 @@ interface StepRow {
   [k: string]: unknown;
 }
 
-function Steps({ id, finished }: { id: string; finished: boolean }) {
-  const steps = useLoad((signal) => api<RunStepsResponse>(runUrl(id, '/steps'), { signal }), [id, finished]);
+function Steps({ run }: { run: Run }) {
+  const steps = useLoad(
+    (signal) => api<RunStepsResponse>(runUrl(run.id, '/steps'), { signal }),
+    [run.id, run.finished],
+  );
   return (
     <Show loaded={steps} what="steps">
       {(s) =>
         s.steps.length === 0 ? (
           <p class="sa-muted">No steps recorded.</p>
         ) : (
-          <ol class="sa-steps">
-            {(s.steps as StepRow[]).map((step, i) => (
-              <li key={i}>
-                <details>
-                  <summary>
-                    <strong>{step.name ?? `step ${i}`}</strong>{' '}
-                    <Status status={String(step.status ?? 'unknown')} />{' '}
-                    <span class="sa-muted">{fmtMs(step.durationMs ?? null)}</span>
-                  </summary>
-                  <JsonView value={step} label={`Step ${step.name ?? i}`} />
-                </details>
-              </li>
-            ))}
-          </ol>
+          <>
+            <Waterfall steps={s.steps as StepLike[]} run={run} />
+            <h2>Step records</h2>
+            <ol class="sa-steps">
+              {(s.steps as StepRow[]).map((step, i) => (
+                <li key={i}>
+                  <details>
+                    <summary>
+                      <strong>{step.name ?? `step ${i}`}</strong>{' '}
+                      <Status status={String(step.status ?? 'unknown')} />{' '}
+                      <span class="sa-muted">{fmtMs(step.durationMs ?? null)}</span>
+                    </summary>
+                    <JsonView value={step} label={`Step ${step.name ?? i}`} />
+                  </details>
+                </li>
+              ))}
+            </ol>
+          </>
         )
       }
     </Show>
+  );
+}
+
+/** Width of the bars' drawing in SVG user units (the SVG itself stretches to its cell). */
+const AXIS_UNITS = 1000;
+
+/**
+ * The steps as bars on the run's time axis: a table (step, start from the run's start, duration)
+ * whose last column draws the bar, so the numbers are read by screen readers and the shape seen.
+ * Bars are SVG attributes, not inline styles, which the console's CSP (style-src 'self') refuses.
+ */
+function Waterfall({ steps, run }: { steps: StepLike[]; run: Run }) {
+  const w = waterfall(steps, run.timing.startedAt, run.timing.completedAt);
+  return (
+    <section aria-labelledby="waterfall-title">
+      <h2 id="waterfall-title">Waterfall</h2>
+      <div class="sa-scroll">
+        <table class="sa-table sa-waterfall" data-testid="waterfall" data-total-ms={w.totalMs}>
+          <TableHead
+            cols={[
+              'Step',
+              'Status',
+              'Start',
+              'Duration',
+              <span key="axis" class="sa-axis">
+                <span>
+                  <span class="sa-sr">Timeline from </span>0
+                </span>
+                <span>
+                  <span class="sa-sr">to </span>
+                  {fmtMs(w.totalMs)}
+                </span>
+              </span>,
+            ]}
+          />
+          <tbody>
+            {w.bars.map((b, i) => (
+              <tr key={i}>
+                <th scope="row">{b.name}</th>
+                <td>
+                  <Status status={b.status} />
+                </td>
+                <td data-cell="offset">+{fmtMs(b.offsetMs)}</td>
+                <td data-cell="duration">{fmtMs(b.durationMs)}</td>
+                <td class="sa-bar-cell">
+                  <svg
+                    class="sa-bars"
+                    viewBox={`0 0 ${AXIS_UNITS} 10`}
+                    preserveAspectRatio="none"
+                    aria-hidden="true"
+                    focusable="false"
+                  >
+                    <rect
+                      class={`sa-bar sa-bar-${b.status === 'failed' ? 'failed' : 'ok'}`}
+                      x={b.x * AXIS_UNITS}
+                      y="1"
+                      width={Math.max(b.width * AXIS_UNITS, 2)}
+                      height="8"
+                      data-offset-ms={b.offsetMs}
+                      data-duration-ms={b.durationMs}
+                    />
+                  </svg>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {w.undated.length > 0 ? (
+        <p class="sa-muted">Without a start time (not drawn): {w.undated.join(', ')}.</p>
+      ) : null}
+    </section>
   );
 }
 

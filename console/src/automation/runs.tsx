@@ -1,9 +1,12 @@
 // The run list: every filter of GET /runs, one page at a time with the server's cursor (the page
 // never holds more than one page of runs, whatever the tenant has stored), back through the
 // cursors already seen. Performance marks around each page let the bench measure render time.
+// The list item of GET /runs carries no input, output or usage, so after a page is shown each row's
+// run is read (GET /runs/{id}?expand=input,usage, a few at a time) to fill the preview and usage
+// columns; the rows are usable before that.
 
 import { EmptyRow } from '../ui/empty.js';
-import { useLayoutEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { serviceUrl } from '../services.js';
 import {
@@ -27,7 +30,9 @@ import {
   navigate,
   useLoad,
 } from './ui.js';
-import type { RunListItem, RunsListResponse } from './wire.js';
+import { previewJson, totalTokens } from './run-shapes.js';
+import { runUrl } from './urls.js';
+import type { Run, RunListItem, RunsListResponse } from './wire.js';
 
 /** Performance API names the bench reads (bench/console-runs.ts). */
 export const RUNS_MARK_START = 'sluice:runs-page-start';
@@ -109,14 +114,49 @@ export function RunList({ query }: { query: URLSearchParams }) {
   );
 }
 
+/** Length of the input and output previews (the run page shows them whole). */
+const PREVIEW_CHARS = 40;
+
+/** Rows' runs read this many at a time, so a page of 200 does not open 200 requests at once. */
+const DETAIL_CONCURRENCY = 4;
+
+/** Each listed run with its input, output and usage, filled in as the reads answer. */
+function useRowDetails(ids: string[]): Map<string, Run | 'failed'> {
+  const [details, setDetails] = useState<Map<string, Run | 'failed'>>(new Map());
+  const key = ids.join(',');
+  useEffect(() => {
+    const controller = new AbortController();
+    const queue = [...ids];
+    setDetails(new Map());
+    const worker = async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        let value: Run | 'failed';
+        try {
+          value = await api<Run>(runUrl(id, '?expand=input,usage'), { signal: controller.signal });
+        } catch {
+          if (controller.signal.aborted) return;
+          value = 'failed';
+        }
+        const done = id;
+        setDetails((m) => new Map(m).set(done, value));
+      }
+    };
+    for (let i = 0; i < DETAIL_CONCURRENCY; i++) void worker();
+    return () => controller.abort();
+  }, [key]);
+  return details;
+}
+
 function RunTable({ runs, busy }: { runs: RunListItem[]; busy: boolean }) {
+  const details = useRowDetails(runs.map((r) => r.id));
+  const cols = ['Run', 'Automation', 'Status', 'Created', 'Duration', 'Tokens', 'Credits', 'Input', 'Output'];
   return (
     <div class="sa-scroll">
       <table class="sa-table" aria-busy={busy} data-testid="runs-table">
-        <TableHead cols={['Run', 'Automation', 'Status', 'Created', 'Duration', 'Trigger', 'Review']} />
+        <TableHead cols={[...cols, 'Trigger', 'Review']} />
         <tbody>
           {runs.length === 0 ? (
-            <EmptyRow cols={7}>
+            <EmptyRow cols={cols.length + 2}>
               No runs match these filters. Clear the filters, or start a run from an automation’s page (
               <strong>Start run</strong>).
             </EmptyRow>
@@ -140,6 +180,7 @@ function RunTable({ runs, busy }: { runs: RunListItem[]; busy: boolean }) {
                 <When at={r.timing.createdAt} />
               </td>
               <td>{fmtMs(r.timing.durationMs)}</td>
+              <DetailCells detail={details.get(r.id)} />
               <td>{r.trigger.type ?? '—'}</td>
               <td>{reviewText(r)}</td>
             </tr>
@@ -147,6 +188,44 @@ function RunTable({ runs, busy }: { runs: RunListItem[]; busy: boolean }) {
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** Input and output previews, tokens (input + output, split on hover) and credits of one row. */
+function DetailCells({ detail }: { detail: Run | 'failed' | undefined }) {
+  if (detail === undefined || detail === 'failed') {
+    const text = detail === 'failed' ? 'not readable' : '…';
+    return (
+      <>
+        {[0, 1, 2, 3].map((i) => (
+          <td key={i} class="sa-muted" data-cell={detail === 'failed' ? 'failed' : 'pending'}>
+            {text}
+          </td>
+        ))}
+      </>
+    );
+  }
+  const tokens = totalTokens(detail.usage);
+  return (
+    <>
+      <td
+        data-cell="tokens"
+        title={
+          detail.usage
+            ? `input ${detail.usage.tokens.input ?? '—'}, output ${detail.usage.tokens.output ?? '—'}`
+            : undefined
+        }
+      >
+        {tokens ?? '—'}
+      </td>
+      <td data-cell="credits">{detail.usage?.creditsCharged ?? '—'}</td>
+      <td class="sa-preview-cell" data-cell="input">
+        <code>{previewJson(detail.input?.args, PREVIEW_CHARS)}</code>
+      </td>
+      <td class="sa-preview-cell" data-cell="output">
+        <code>{detail.finished ? previewJson(detail.output, PREVIEW_CHARS) : '—'}</code>
+      </td>
+    </>
   );
 }
 

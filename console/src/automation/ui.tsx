@@ -301,6 +301,7 @@ export function AutomationNav({ id, current }: { id: string; current: string }) 
     ['/dataset', 'Dataset'],
     ['/evaluators', 'Evaluators'],
     ['/experiments', 'Experiments'],
+    ['/review', 'Review queue'],
     ['/health', 'Review health'],
   ];
   return (

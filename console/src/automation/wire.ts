@@ -31,6 +31,7 @@ export type {
   RunStartResponse,
   RunStepsResponse,
   RunTraceResponse,
+  RunUsage,
   RunUsageResponse,
   RunsListResponse,
 } from '../../../src/automation/wire/index.js';

@@ -13,6 +13,8 @@ export interface TopicInfo {
   name: string;
   partitions_count: number;
   created_at: string;
+  /** Kafka's retention configs by name (`retention.ms`, `retention.bytes`); -1 is unlimited. */
+  configs?: { name: string; value: string }[];
   partitions: PartitionInfo[];
 }
 
@@ -107,6 +109,7 @@ export async function followTopic(
   topic: string,
   onRecords: (records: StreamRecord[]) => void,
   onError: (message: string) => void,
+  onOpen: () => void = () => undefined,
 ): Promise<{ stop: () => void }> {
   const group = `sluice-console-${crypto.randomUUID().slice(0, 8)}`;
   const created = await api<{ instance_id: string; base_uri: string }>(
@@ -128,7 +131,10 @@ export async function followTopic(
   base.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
   const socket = new WebSocket(`${base.href}/ws`, ['sluice', `sluice.bearer.${storedKey() ?? ''}`]);
   let stopped = false;
-  socket.onopen = () => socket.send(JSON.stringify({ credits: 500 }));
+  socket.onopen = () => {
+    socket.send(JSON.stringify({ credits: 500 }));
+    onOpen();
+  };
   socket.onmessage = (event) => {
     const message = JSON.parse(String(event.data)) as { records?: StreamRecord[]; message?: string };
     if (message.records) {

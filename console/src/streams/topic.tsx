@@ -1,7 +1,10 @@
 // One topic: partitions with offsets and rates, a produce form, a record browser (partition;
-// the tail, the beginning, an offset or a time; count) and live records over the push WebSocket.
+// the tail, the beginning, an offset or a time; count) and live records over the push WebSocket,
+// with its state (connecting, connected, paused with the records held, closed). The topic's size
+// is counted in records (end minus beginning offsets): the streams API reports no byte size.
 
-import { useEffect, useState } from 'preact/hooks';
+import { Fragment } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ErrorBox } from '../ui/error-box.js';
 import { Checkbox, Form, parseJsonInput, SelectField, TextArea, TextField } from '../ui/forms.js';
 import { useAction, useLoad } from '../ui/hooks.js';
@@ -13,8 +16,10 @@ import {
   readPartition,
   type PartitionInfo,
   type StreamRecord,
+  type TopicInfo,
 } from './api.js';
 import { tailOffset } from './record-filter.js';
+import { fmtDuration } from '../ui/time-format.js';
 import { RecordTable } from './records.js';
 import { POLL_MS, rateText, useRates } from './topics.js';
 
@@ -44,6 +49,7 @@ export function TopicView({ name }: { name: string }) {
         Topic <code>{name}</code>
       </h1>
       {topic.error ? <ErrorBox error={topic.error} context="Loading the topic" service="streams" /> : null}
+      {topic.data ? <TopicFacts info={topic.data.info} /> : null}
       <Table<Row>
         caption="Partitions"
         rowKey={(r) => String(r.partition)}
@@ -70,6 +76,47 @@ export function TopicView({ name }: { name: string }) {
       </div>
       <Browser topic={name} partitions={topic.data?.info.partitions_count ?? 1} />
     </section>
+  );
+}
+
+/** A retention config as a person reads it: -1 is unlimited, times and sizes in units. */
+export function configText(name: string, value: string): string {
+  const n = Number(value);
+  if (value === '-1') return 'unlimited';
+  if (!Number.isFinite(n)) return value;
+  if (name.endsWith('.ms')) return fmtDuration(n);
+  if (name.endsWith('.bytes')) {
+    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    let v = n;
+    let i = 0;
+    while (v >= 1024 && i < units.length - 1) {
+      v /= 1024;
+      i++;
+    }
+    return `${Number.isInteger(v) ? v : v.toFixed(1)} ${units[i]}`;
+  }
+  return value;
+}
+
+function TopicFacts({ info }: { info: TopicInfo }) {
+  const kept = info.partitions.reduce((sum, p) => sum + (p.end_offset - p.beginning_offset), 0);
+  return (
+    <dl class="facts" aria-label="Topic summary" data-testid="topic-facts">
+      <dt>Partitions</dt>
+      <dd>{info.partitions_count}</dd>
+      <dt>Records kept</dt>
+      <dd data-testid="records-kept">{kept}</dd>
+      {(info.configs ?? []).map((c) => (
+        <Fragment key={c.name}>
+          <dt>
+            <code>{c.name}</code>
+          </dt>
+          <dd title={c.value} data-config={c.name}>
+            {configText(c.name, c.value)}
+          </dd>
+        </Fragment>
+      ))}
+    </dl>
   );
 }
 
@@ -257,34 +304,85 @@ function Browser(props: { topic: string; partitions: number }) {
   );
 }
 
+type LiveState = 'off' | 'connecting' | 'connected' | 'paused' | 'closed';
+
+const LIVE_WORDS: Record<LiveState, string> = {
+  off: 'Not following.',
+  connecting: 'Connecting…',
+  connected: 'Connected: new records appear as they are produced.',
+  paused: 'Paused: new records are held until you resume.',
+  closed: 'Closed: the live stream ended (see the message above). Follow again to reconnect.',
+};
+
 function LiveRecords({ topic }: { topic: string }) {
   const [on, setOn] = useState(false);
+  const [state, setState] = useState<LiveState>('off');
+  const [paused, setPaused] = useState(false);
   const [records, setRecords] = useState<StreamRecord[]>([]);
+  const [held, setHeld] = useState<StreamRecord[]>([]);
   const [problem, setProblem] = useState<unknown>(undefined);
+  // Read by the socket's callbacks, which outlive renders.
+  const pausedRef = useRef(false);
+  pausedRef.current = paused;
   useEffect(() => {
-    if (!on) return;
+    if (!on) {
+      setState('off');
+      return;
+    }
     let live: { stop: () => void } | undefined;
     let cancelled = false;
+    setState('connecting');
+    setProblem(undefined);
     followTopic(
       topic,
-      (batch) => setRecords((old) => [...batch.slice().reverse(), ...old].slice(0, LIVE_KEEP)),
-      (message) => setProblem(new Error(message)),
+      (batch) => {
+        const newest = batch.slice().reverse();
+        if (pausedRef.current) setHeld((old) => [...newest, ...old].slice(0, LIVE_KEEP));
+        else setRecords((old) => [...newest, ...old].slice(0, LIVE_KEEP));
+      },
+      (message) => {
+        setProblem(new Error(message));
+        setState('closed');
+      },
+      () => setState(pausedRef.current ? 'paused' : 'connected'),
     ).then(
       (handle) => {
         if (cancelled) handle.stop();
         else live = handle;
       },
-      (error: unknown) => setProblem(error),
+      (error: unknown) => {
+        setProblem(error);
+        setState('closed');
+      },
     );
     return () => {
       cancelled = true;
       live?.stop();
     };
   }, [on, topic]);
+  const togglePause = () => {
+    if (paused) {
+      setRecords((old) => [...held, ...old].slice(0, LIVE_KEEP));
+      setHeld([]);
+    }
+    setPaused(!paused);
+    setState((s) => (s === 'connected' && !paused ? 'paused' : s === 'paused' && paused ? 'connected' : s));
+  };
   return (
     <>
       <h2>Live records</h2>
       <Checkbox label="Follow new records as they are produced" checked={on} onValue={setOn} />
+      <p role="status" class={`live-state live-${state}`} data-testid="live-state" data-state={state}>
+        {LIVE_WORDS[state]}
+        {state === 'paused' && held.length > 0
+          ? ` ${held.length} new record${held.length === 1 ? '' : 's'} held.`
+          : ''}
+      </p>
+      {on && (state === 'connected' || state === 'paused') ? (
+        <button type="button" onClick={togglePause} aria-pressed={paused}>
+          {paused ? 'Resume' : 'Pause'}
+        </button>
+      ) : null}
       {problem ? <ErrorBox error={problem} context="Live records" service="streams" /> : null}
       {on ? <RecordTable id="live" records={records} caption="Live records, newest first" newest /> : null}
     </>

@@ -3,7 +3,7 @@
 // that a thread which dies fails exactly the run it was running, and that cancel and timeouts
 // still end runs.
 
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

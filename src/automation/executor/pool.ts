@@ -132,7 +132,7 @@ export class RunPool {
     this.closed = true;
     for (const run of this.waiting.splice(0))
       this.finish(run, failed('worker_crashed', 'the run pool is closed'));
-    await Promise.all(this.slots.map((s) => s.worker?.terminate()));
+    await Promise.all(this.slots.flatMap((s) => (s.worker ? [s.worker.terminate()] : [])));
   }
 
   /** Called by a run's handle. */

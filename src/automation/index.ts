@@ -1,4 +1,4 @@
-// The automation service: registry (git), run pool (piscina), LMDB metadata and blobs on disk
+// The automation service: registry (git), run pool (worker threads), LMDB metadata and blobs on disk
 // (or all of it in PostgreSQL, shared by several nodes), and the /api/v1 HTTP API. Stateful, so
 // the core starts it on front-end thread 0 only.
 

@@ -1,13 +1,16 @@
-// The run pool: piscina worker threads executing runs. Cancellation is two-stage: a cooperative
-// request on the run's port first, then (after the grace period, or at once if the run has not
-// started) piscina's abort signal, which drops a queued task or terminates the worker thread.
-// Either way the returned outcome always settles, so a cancelled run always ends.
+// The run pool: worker threads executing runs, one run per thread at a time. Each thread keeps
+// one channel to the main thread for its whole life (its own worker port): a run is posted on
+// it, and everything the run reports comes back on it tagged with the run's id. No channel is
+// made or transferred per run. Cancellation is two-stage: a cooperative request on the channel
+// first, then (after the grace period, or at once if the run has not started) the thread is
+// terminated and a new one takes its place. A thread that ends while it runs a run (terminated,
+// crashed, exited) settles exactly that run. Either way the returned outcome always settles,
+// so a cancelled run always ends.
 
-import { MessageChannel } from 'node:worker_threads';
-import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../../core/worker-entry.js';
 import { RunFailure } from './failure.js';
-import type { RunTask, WorkerMessage } from './protocol.js';
+import type { PoolMessage, RunReport, RunTask, WorkerMessage } from './protocol.js';
 
 export type RunOutcome =
   | { kind: 'completed'; output: unknown }
@@ -33,26 +36,66 @@ export interface RunPoolOptions {
   diskReserveBytes: number;
 }
 
-function workerFile(): string {
-  // Under tsx the sources are .ts; in the build they are .js next to each other in dist/.
-  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-  return fileURLToPath(new URL(`../../../workers/automation-run.${ext}`, import.meta.url));
+/** One thread of the pool; `worker` is made when a run needs it (again after it ended). */
+interface Slot {
+  worker: Worker | undefined;
+  run: PoolRun | undefined;
+  /** Why the thread failed, if it reported an uncaught error before it ended. */
+  error: string | undefined;
+}
+
+class PoolRun implements RunHandle {
+  started = false;
+  settled = false;
+  cancelReason: string | undefined = undefined;
+  timedOut = false;
+  graceTimer: NodeJS.Timeout | undefined = undefined;
+  timeoutTimer: NodeJS.Timeout | undefined = undefined;
+  slot: Slot | undefined = undefined;
+  readonly outcome: Promise<RunOutcome>;
+  settle!: (outcome: RunOutcome) => void;
+
+  constructor(
+    private readonly pool: RunPool,
+    readonly task: RunTask,
+    readonly onMessage: (msg: WorkerMessage) => void,
+    readonly timeoutMs: number,
+  ) {
+    this.outcome = new Promise<RunOutcome>((resolve) => (this.settle = resolve));
+  }
+
+  cancel(reason: string): void {
+    this.pool.requestStop(this, reason);
+  }
+
+  stoppedOutcome(detail: string): RunOutcome {
+    return this.timedOut
+      ? failed('run_timeout', `timed out after ${this.timeoutMs} ms${detail}`)
+      : {
+          kind: 'cancelled',
+          error: new RunFailure(
+            'cancelled',
+            `cancelled${this.cancelReason ? `: ${this.cancelReason}` : ''}${detail}`,
+          ),
+        };
+  }
 }
 
 export class RunPool {
-  private readonly piscina: Piscina;
+  private readonly slots: Slot[];
+  /** Submitted runs waiting for a free thread, oldest first. */
+  private readonly waiting: PoolRun[] = [];
   private running = 0;
+  private closed = false;
 
   constructor(private readonly options: RunPoolOptions) {
-    this.piscina = new Piscina({
-      filename: workerFile(),
-      minThreads: options.threads,
-      maxThreads: options.threads,
-      // One run per thread: every run is submitted with an abort signal (the hard stop after the
-      // cancel grace terminates its thread), and piscina never gives a thread that runs an
-      // abortable task a second one (its LeastBusyBalancer), so more per thread cannot happen.
-      idleTimeout: 60_000,
-    });
+    this.slots = Array.from({ length: options.threads }, () => ({
+      worker: undefined,
+      run: undefined,
+      error: undefined,
+    }));
+    // Threads start now, so the first runs do not wait for a thread to load.
+    for (const slot of this.slots) this.spawn(slot);
   }
 
   get threads(): number {
@@ -65,118 +108,149 @@ export class RunPool {
   }
 
   submit(
-    task: Omit<RunTask, 'port' | 'diskReserveBytes'>,
+    task: Omit<RunTask, 'diskReserveBytes'>,
     onMessage: (msg: WorkerMessage) => void,
     timeoutMs: number,
   ): RunHandle {
-    const channel = new MessageChannel();
-    const hard = new AbortController();
-    let started = false;
-    let cancelReason: string | undefined;
-    let timedOut = false;
-    let done: WorkerMessage | undefined;
-    let graceTimer: NodeJS.Timeout | undefined;
-    let timeoutTimer: NodeJS.Timeout | undefined;
-    let settle!: (outcome: RunOutcome) => void;
-    let settled = false;
-    const outcome = new Promise<RunOutcome>((resolve) => (settle = resolve));
-
-    const finish = (result: RunOutcome) => {
-      if (settled) return;
-      settled = true;
-      if (started) this.running--;
-      clearTimeout(graceTimer);
-      clearTimeout(timeoutTimer);
-      channel.port1.close();
-      settle(result);
-    };
-    const stoppedOutcome = (detail: string): RunOutcome =>
-      timedOut
-        ? failed('run_timeout', `timed out after ${timeoutMs} ms${detail}`)
-        : {
-            kind: 'cancelled',
-            error: new RunFailure(
-              'cancelled',
-              `cancelled${cancelReason ? `: ${cancelReason}` : ''}${detail}`,
-            ),
-          };
-
-    const requestStop = (reason: string) => {
-      if (settled || cancelReason !== undefined) return;
-      cancelReason = reason;
-      if (!started) {
-        hard.abort(reason);
-        return;
-      }
-      channel.port1.postMessage({ t: 'cancel', reason });
-      graceTimer = setTimeout(() => hard.abort(reason), this.options.cancelGraceMs);
-      graceTimer.unref();
-    };
-
-    channel.port1.on('message', (msg: WorkerMessage) => {
-      if (settled) return;
-      if (msg.t === 'started') {
-        if (!started) this.running++;
-        started = true;
-        if (timeoutMs > 0) {
-          timeoutTimer = setTimeout(() => {
-            timedOut = true;
-            requestStop('timeout');
-          }, timeoutMs);
-          timeoutTimer.unref();
-        }
-      }
-      onMessage(msg);
-      if (msg.t === 'done') {
-        done = msg;
-        if (msg.ok) finish({ kind: 'completed', output: msg.output });
-        else if (msg.cancelled || cancelReason !== undefined) finish(stoppedOutcome(''));
-        else finish(failed('automation_error', msg.error));
-      }
-    });
-    // A worker that ends without `done` (killed, crashed) closes its end of the channel.
-    channel.port1.on('close', () => {
-      if (!settled && done === undefined) {
-        finish(
-          cancelReason !== undefined
-            ? stoppedOutcome(' (worker terminated)')
-            : failed('worker_crashed', 'worker ended without a result'),
-        );
-      }
-    });
-
-    this.piscina
-      .run(
-        { ...task, port: channel.port2, diskReserveBytes: this.options.diskReserveBytes },
-        { signal: hard.signal, transferList: [channel.port2] as never },
-      )
-      .then(
-        () => {
-          // `done` normally arrived already; if not, the port's close event settles it.
-          if (!settled && done === undefined)
-            setTimeout(() => finish(failed('worker_crashed', 'worker ended without a result')), 1000).unref();
-        },
-        (err: unknown) => {
-          if (settled) return;
-          if (cancelReason !== undefined)
-            finish(stoppedOutcome(started ? ' (worker terminated after the grace period)' : ''));
-          else
-            finish(
-              failed('worker_crashed', `worker failed: ${err instanceof Error ? err.message : String(err)}`),
-            );
-        },
-      );
-
-    return {
-      cancel: requestStop,
-      get started() {
-        return started;
-      },
-      outcome,
-    };
+    const run = new PoolRun(
+      this,
+      { ...task, diskReserveBytes: this.options.diskReserveBytes },
+      onMessage,
+      timeoutMs,
+    );
+    if (this.closed) {
+      this.finish(run, failed('worker_crashed', 'the run pool is closed'));
+      return run;
+    }
+    const slot = this.slots.find((s) => s.run === undefined);
+    if (slot) this.post(slot, run);
+    else this.waiting.push(run);
+    return run;
   }
 
   async close(): Promise<void> {
-    await this.piscina.destroy();
+    this.closed = true;
+    for (const run of this.waiting.splice(0))
+      this.finish(run, failed('worker_crashed', 'the run pool is closed'));
+    await Promise.all(this.slots.flatMap((s) => (s.worker ? [s.worker.terminate()] : [])));
+  }
+
+  /** Called by a run's handle. */
+  requestStop(run: PoolRun, reason: string): void {
+    if (run.settled || run.cancelReason !== undefined) return;
+    run.cancelReason = reason;
+    if (!run.slot) {
+      // Still waiting for a thread: it never runs.
+      this.waiting.splice(this.waiting.indexOf(run), 1);
+      this.finish(run, run.stoppedOutcome(''));
+      return;
+    }
+    if (!run.started) {
+      this.terminate(run.slot);
+      return;
+    }
+    this.message(run.slot, { t: 'cancel', runId: run.task.runId, reason });
+    run.graceTimer = setTimeout(() => {
+      if (run.slot) this.terminate(run.slot);
+    }, this.options.cancelGraceMs);
+    run.graceTimer.unref();
+  }
+
+  private spawn(slot: Slot): Worker {
+    const worker = startWorker('automation-run', {});
+    slot.worker = worker;
+    slot.error = undefined;
+    worker.on('message', (report: RunReport) => this.report(slot, report));
+    worker.on('error', (err) => (slot.error = err instanceof Error ? err.message : String(err)));
+    // Messages the thread sent before it ended are delivered before 'exit'.
+    worker.on('exit', () => this.exited(slot, worker));
+    // An idle thread does not keep the process alive; one running a run does (post() refs it).
+    if (!slot.run) worker.unref();
+    return worker;
+  }
+
+  private post(slot: Slot, run: PoolRun): void {
+    slot.run = run;
+    run.slot = slot;
+    this.message(slot, { t: 'run', task: run.task });
+    slot.worker?.ref();
+  }
+
+  private message(slot: Slot, msg: PoolMessage): void {
+    const worker = slot.worker ?? (this.closed ? undefined : this.spawn(slot));
+    worker?.postMessage(msg);
+  }
+
+  private terminate(slot: Slot): void {
+    // 'exit' settles the slot's run and frees the slot.
+    void slot.worker?.terminate();
+  }
+
+  private report(slot: Slot, report: RunReport): void {
+    const run = slot.run;
+    // A report of a run this slot no longer runs (settled already) is dropped.
+    if (!run || run.settled || run.task.runId !== report.runId) return;
+    const msg = report.msg;
+    if (msg.t === 'started') {
+      if (!run.started) this.running++;
+      run.started = true;
+      if (run.timeoutMs > 0) {
+        run.timeoutTimer = setTimeout(() => {
+          run.timedOut = true;
+          this.requestStop(run, 'timeout');
+        }, run.timeoutMs);
+        run.timeoutTimer.unref();
+      }
+    }
+    run.onMessage(msg);
+    if (msg.t === 'done') {
+      this.finish(
+        run,
+        msg.ok
+          ? { kind: 'completed', output: msg.output }
+          : msg.cancelled || run.cancelReason !== undefined
+            ? run.stoppedOutcome('')
+            : failed('automation_error', msg.error),
+      );
+      this.free(slot);
+    }
+  }
+
+  private exited(slot: Slot, worker: Worker): void {
+    if (slot.worker !== worker) return;
+    slot.worker = undefined;
+    const run = slot.run;
+    if (run && !run.settled) {
+      this.finish(
+        run,
+        run.cancelReason !== undefined
+          ? run.stoppedOutcome(run.started ? ' (worker terminated after the grace period)' : '')
+          : failed(
+              'worker_crashed',
+              slot.error ? `worker failed: ${slot.error}` : 'worker ended without a result',
+            ),
+      );
+    }
+    // A new thread is made when the next run is posted to this slot.
+    this.free(slot);
+  }
+
+  /** The slot's thread takes the next waiting run, if any. */
+  private free(slot: Slot): void {
+    slot.run = undefined;
+    slot.worker?.unref();
+    if (this.closed) return;
+    const next = this.waiting.shift();
+    if (next) this.post(slot, next);
+  }
+
+  private finish(run: PoolRun, result: RunOutcome): void {
+    if (run.settled) return;
+    run.settled = true;
+    if (run.started) this.running--;
+    clearTimeout(run.graceTimer);
+    clearTimeout(run.timeoutTimer);
+    run.slot = undefined;
+    run.settle(result);
   }
 }

@@ -1,8 +1,7 @@
-// Messages between the run service (main thread) and a pool worker. Everything a run reports
-// travels on one MessagePort so it arrives in the order the worker sent it; the final `done`
-// message is the last one, which is why the piscina return value is not used for results.
-
-import type { MessagePort } from 'node:worker_threads';
+// Messages between the run service (main thread) and a pool worker thread. Each thread has one
+// channel for its life (its worker port); runs are posted on it and everything a run reports
+// comes back on it, tagged with the run's id, in the order the worker sent it. The final `done`
+// message is a run's last.
 
 export type RunKind = 'workflow' | 'agent';
 
@@ -34,7 +33,6 @@ export interface RunTask {
   readonly overrides: { readonly steps?: Record<string, unknown> };
   readonly outputDir: string;
   readonly providers: ProviderSettings;
-  readonly port: MessagePort;
   /** Free space output writes leave on the output folder's disk (SLUICE_DISK_RESERVE; set by the pool). */
   readonly diskReserveBytes: number;
 }
@@ -82,4 +80,11 @@ export type WorkerMessage =
   | { t: 'done'; ok: true; output: unknown; at: string }
   | { t: 'done'; ok: false; error: string; cancelled: boolean; at: string };
 
-export type ControlMessage = { t: 'cancel'; reason: string };
+/** Main thread to worker: a run to execute, or a cooperative cancel of the run it executes. */
+export type PoolMessage = { t: 'run'; task: RunTask } | { t: 'cancel'; runId: string; reason: string };
+
+/** Worker to main thread: what a run reports. */
+export interface RunReport {
+  readonly runId: string;
+  readonly msg: WorkerMessage;
+}

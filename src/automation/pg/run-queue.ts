@@ -563,7 +563,8 @@ export function queuePort(queue: PgRunQueue): RunQueue {
     release: (runId) => queue.release(runId),
     forget: (runId) => queue.forget(runId),
     cancel: (runId) => queue.cancel(runId),
-    waitForDone: (runId) => queue.waitForDone(runId),
+    // The done notification names the run and its status only: the waiter reads the record.
+    waitForDone: (runId) => queue.waitForDone(runId).then(() => undefined),
     recover: () => Promise.resolve({ requeued: 0, interrupted: [] }),
     onWake: (listener) => void queue.on('wake', listener),
     onCancel: (listener) => void queue.on('cancel', (e) => listener(e.runId)),

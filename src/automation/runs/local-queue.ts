@@ -48,7 +48,10 @@ export class LocalRunQueue implements RunQueue {
   private readonly cancelAsked = new Set<string>();
   /** Runs whose creation failed to commit while one of them was claimed: never ended, dropped. */
   private readonly unstored = new Set<string>();
-  private readonly waiters = new Map<string, Set<{ resolve: () => void; reject: (e: Error) => void }>>();
+  private readonly waiters = new Map<
+    string,
+    Set<{ resolve: (end: RunRecord | undefined) => void; reject: (e: Error) => void }>
+  >();
   private readonly listeners = {
     wake: [] as (() => void)[],
     cancel: [] as ((runId: string) => void)[],
@@ -132,13 +135,16 @@ export class LocalRunQueue implements RunQueue {
 
   async completeWith(runId: string, status: string, end: RunEnd): Promise<boolean> {
     if (!this.owned.has(runId) || this.unstored.has(runId)) return false;
+    void status;
     try {
       // One transaction, shared with the ends (and other writes) issued in the same turn.
       await this.store.end(end.record, end.detail, end.events);
-    } finally {
+    } catch (err) {
       this.done(runId);
-      void status;
+      throw err;
     }
+    // Committed: waiters get the end as written, with no read of it.
+    this.done(runId, end.record);
     return true;
   }
 
@@ -192,9 +198,9 @@ export class LocalRunQueue implements RunQueue {
     return { state: 'not_queued' };
   }
 
-  async waitForDone(runId: string): Promise<void> {
+  async waitForDone(runId: string): Promise<RunRecord | undefined> {
     if (this.closed) throw new Error('the run queue is closed');
-    const done = new Promise<void>((resolve, reject) => {
+    const done = new Promise<RunRecord | undefined>((resolve, reject) => {
       let set = this.waiters.get(runId);
       if (!set) this.waiters.set(runId, (set = new Set()));
       set.add({ resolve, reject });
@@ -253,20 +259,21 @@ export class LocalRunQueue implements RunQueue {
     }
   }
 
-  private done(runId: string): void {
+  /** `end`: the run's final record, when it is what was just committed. */
+  private done(runId: string, end?: RunRecord): void {
     this.owned.delete(runId);
     this.attempts.delete(runId);
     this.cancelAsked.delete(runId);
-    this.resolveWaiters(runId);
+    this.resolveWaiters(runId, end);
     // A slot freed: runs held back by a limit may be claimable now.
     if (this.options.tenantConcurrency > 0 || this.options.automationConcurrency > 0) this.wake();
   }
 
-  private resolveWaiters(runId: string): void {
+  private resolveWaiters(runId: string, end?: RunRecord): void {
     const set = this.waiters.get(runId);
     if (!set) return;
     this.waiters.delete(runId);
-    for (const w of set) w.resolve();
+    for (const w of set) w.resolve(end);
   }
 
   private wake(): void {

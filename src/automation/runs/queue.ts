@@ -76,8 +76,12 @@ export interface RunQueue {
   /** Stops holding an owned run without a write: a claim takes it over later. */
   forget(runId: string): void;
   cancel(runId: string): Promise<QueueCancel>;
-  /** Resolves once the run is done on any node. */
-  waitForDone(runId: string): Promise<unknown>;
+  /**
+   * Resolves once the run is done on any node: with its final record when this queue wrote that
+   * end itself and it is committed (completeWith here), so the waiter need not read back what
+   * was just written; otherwise with undefined (the caller reads the stored record).
+   */
+  waitForDone(runId: string): Promise<RunRecord | undefined>;
   /** At start: queues again what a previous process left queued; names runs it cut off. */
   recover(): Promise<QueueRecovery>;
   /** Runs may be claimable. */

@@ -143,8 +143,8 @@ export class RunService {
   }
 
   /** Resolves with the run once terminal, or with its current state after `timeoutMs` (0 = no limit). */
-  waitFor(id: string, timeoutMs: number): Promise<RunRecord> {
-    return this.waiters.waitFor(id, timeoutMs);
+  waitFor(id: string, timeoutMs: number, known?: RunRecord): Promise<RunRecord> {
+    return this.waiters.waitFor(id, timeoutMs, known);
   }
 
   /**

@@ -76,7 +76,8 @@ export function indexKeys(run: RunRecord): IndexKey[] {
   return keys;
 }
 
-const keyString = (k: IndexKey) => JSON.stringify(k);
+const sameKey = (a: IndexKey, b: IndexKey) =>
+  a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3] && a[4] === b[4];
 
 function single(values: string[] | undefined): string | undefined {
   return values && values.length === 1 ? values[0] : undefined;
@@ -163,10 +164,12 @@ export class LmdbRunStore implements RunStore {
 
   /** Inside a write transaction: the record replaced, index entries whose key changed moved. */
   private replace(previous: RunRecord, next: RunRecord, detail: RunDetail | undefined): void {
-    const before = new Map(indexKeys(previous).map((k) => [keyString(k), k]));
-    const after = new Map(indexKeys(next).map((k) => [keyString(k), k]));
-    for (const [s, k] of before) if (!after.has(s)) this.db.runIndex.removeSync(k);
-    for (const [s, k] of after) if (!before.has(s)) this.db.runIndex.putSync(k, next.sampleRank);
+    // At most nine keys a side: compared pairwise, with no strings built for them.
+    const before = indexKeys(previous);
+    const after = indexKeys(next);
+    for (const k of before) if (!after.some((a) => sameKey(a, k))) this.db.runIndex.removeSync(k);
+    for (const k of after)
+      if (!before.some((b) => sameKey(b, k))) this.db.runIndex.putSync(k, next.sampleRank);
     this.db.runs.putSync(next.id, next);
     if (detail) this.db.runDetails.putSync(next.id, detail);
   }

@@ -11,11 +11,15 @@ export class Waiters {
 
   constructor(private readonly e: Engine) {}
 
-  /** Resolves with the run once terminal, or with its current state after `timeoutMs` (0 = no limit). */
-  async waitFor(id: string, timeoutMs: number): Promise<RunRecord> {
+  /**
+   * Resolves with the run once terminal, or with its current state after `timeoutMs` (0 = no
+   * limit). `known`: the run as its caller has it from a committed write (the start's answer),
+   * so it is not read back.
+   */
+  async waitFor(id: string, timeoutMs: number, known?: RunRecord): Promise<RunRecord> {
     // A live run is read without awaiting, so its waiter is registered before it can finish; a
     // run that is not live has its final record stored.
-    const current = this.e.active.get(id)?.record ?? (await this.e.store.get(id));
+    const current = this.e.active.get(id)?.record ?? known ?? (await this.e.store.get(id));
     if (!current) throw notFound(`run ${JSON.stringify(id)}`, 'id');
     if (TERMINAL.has(current.status) && !this.e.active.has(id)) return current;
     let timer: NodeJS.Timeout | undefined;
@@ -71,8 +75,8 @@ export class Waiters {
   private async waitQueued(id: string, current: RunRecord): Promise<RunRecord> {
     for (;;) {
       try {
-        await this.e.queue.waitForDone(id);
-        return await this.storedFinal(id, current);
+        // This node's own end comes with the answer; another node's is read.
+        return (await this.e.queue.waitForDone(id)) ?? (await this.storedFinal(id, current));
       } catch {
         // The database is unreachable: the queue's listener reconnects and says so; until then
         // this waiter keeps the run's last known state.

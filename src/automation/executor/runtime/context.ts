@@ -1,23 +1,37 @@
 // What an automation's code sees while it runs inside a pool worker: its input, the input
 // files, a place to write output files, a cancellation signal and a usage meter. Every
-// observable effect is reported on the run's port as it happens.
+// observable effect is reported to the main thread as it happens.
 
 import { mkdirSync, statfsSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, statfs, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
-import type { MessagePort } from 'node:worker_threads';
-import type { InputFileRef, OutputFileReport, RunTask, UsageDelta, WorkerMessage } from '../protocol.js';
+import type {
+  InputFileRef,
+  OutputFileReport,
+  RunReport,
+  RunTask,
+  UsageDelta,
+  WorkerMessage,
+} from '../protocol.js';
+
+/** Where a run's reports go: the thread's channel to the main thread. */
+export interface ReportPort {
+  postMessage(report: RunReport): void;
+}
 
 export class Reporter {
-  constructor(private readonly port: MessagePort) {}
+  constructor(
+    private readonly port: ReportPort,
+    private readonly runId: string,
+  ) {}
 
-  send(message: WorkerMessage): void {
+  send(msg: WorkerMessage): void {
     try {
-      this.port.postMessage(message);
+      this.port.postMessage({ runId: this.runId, msg });
     } catch {
       // Values that cannot be cloned (functions, class instances with handles) are reported
       // as their JSON form rather than failing the run.
-      this.port.postMessage(JSON.parse(JSON.stringify(message)) as WorkerMessage);
+      this.port.postMessage({ runId: this.runId, msg: JSON.parse(JSON.stringify(msg)) as WorkerMessage });
     }
   }
 

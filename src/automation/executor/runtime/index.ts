@@ -1,10 +1,10 @@
-// Runs one automation run inside a pool worker. The task carries a MessagePort; cancellation
-// arrives on it as a message (cooperative), and everything the run does is reported on it.
+// Runs one automation run inside a pool worker. Everything the run does is reported on the
+// thread's channel to the main thread; a cooperative cancel arrives as `signal`.
 
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import type { ControlMessage, RunTask } from '../protocol.js';
-import { createContext, Reporter } from './context.js';
+import type { RunTask } from '../protocol.js';
+import { createContext, Reporter, type ReportPort } from './context.js';
 import { asWorkflow, runWorkflow } from './workflow.js';
 import { runAgent, toolsFromModule } from './agent.js';
 
@@ -14,12 +14,12 @@ async function loadModule(task: RunTask): Promise<Record<string, unknown>> {
   return (await import(pathToFileURL(join(task.packageDir, task.entry)).href)) as Record<string, unknown>;
 }
 
-export async function executeRun(task: RunTask): Promise<void> {
-  const reporter = new Reporter(task.port);
-  const controller = new AbortController();
-  task.port.on('message', (msg: ControlMessage) => {
-    if (msg.t === 'cancel' && !controller.signal.aborted) controller.abort(msg.reason);
-  });
+export async function executeRun(
+  task: RunTask,
+  port: ReportPort,
+  controller: AbortController,
+): Promise<void> {
+  const reporter = new Reporter(port, task.runId);
   let step: string | undefined;
   const ctx = createContext(task, reporter, controller.signal, () => step);
   reporter.send({ t: 'started', at: new Date().toISOString() });
@@ -42,7 +42,5 @@ export async function executeRun(task: RunTask): Promise<void> {
       cancelled: controller.signal.aborted,
       at: new Date().toISOString(),
     });
-  } finally {
-    task.port.close();
   }
 }

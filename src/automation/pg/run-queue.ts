@@ -81,7 +81,9 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   private readonly waiters = new Map<string, Set<(e: DoneEvent) => void>>();
   private listener: PgListener | undefined;
   /** Statements of one kind handed over while one is in flight go together (queue/batcher.ts). */
-  private readonly creates = new Batcher<NewRun, undefined>((runs) => this.createMany(runs));
+  private readonly creates = new Batcher<NewRun & { claimed: boolean }, undefined>((runs) =>
+    this.createMany(runs),
+  );
   private readonly ends = new Batcher<OwnedEnd, boolean>((ends) => this.completeMany(ends));
   private readonly doneChecks = new Batcher<string, undefined>((ids) => this.checkDoneMany(ids));
   private readonly counts = new Batcher<number, number>((bounds) => this.countQueued(bounds));
@@ -256,12 +258,45 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    */
   async createQueued(record: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
     // Serialised now: the caller may change its objects while the statement waits.
-    await this.creates.submit(newRun(record, detail, events));
+    await this.creates.submit({ ...newRun(record, detail, events), claimed: false });
+  }
+
+  /**
+   * Stores a new run claimed by this node (attempt 1, a fresh lease) in the same statement as
+   * other new runs: the run is never queued, so it costs no wake and no claim statement. With
+   * concurrency limits it is stored and queued instead (undefined): only a claim counts what
+   * runs under the limits across nodes.
+   */
+  async createClaimed(record: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<ClaimedRun | undefined> {
+    if (this.limited || this.closed) {
+      await this.createQueued(record, detail, events);
+      return undefined;
+    }
+    await this.creates.submit({ ...newRun(record, detail, events), claimed: true });
+    const claim: ClaimedRun = {
+      runId: record.id,
+      tenant: record.tenant,
+      automationId: record.automationId,
+      attempt: 1,
+      takeover: false,
+      previousNode: null,
+      cancelRequested: false,
+    };
+    // Held from its commit on; a cancel asked for before this line is read by the next renewal.
+    this.leases.own([claim]);
+    return claim;
   }
 
   /** New runs handed over together, in one statement (CREATE_QUEUED_BATCH). */
-  private async createMany(runs: NewRun[]): Promise<undefined[]> {
-    await run(() => this.db.query(sql.CREATE_QUEUED_BATCH, createParams(runs)));
+  private async createMany(runs: (NewRun & { claimed: boolean })[]): Promise<undefined[]> {
+    await run(() =>
+      this.db.query(sql.CREATE_QUEUED_BATCH, [
+        ...createParams(runs),
+        runs.map((r) => r.claimed),
+        this.nodeId,
+        this.claimer.leaseSeconds,
+      ]),
+    );
     return runs.map(() => undefined);
   }
 
@@ -472,7 +507,9 @@ export async function createQueuedIn(
   detail: RunDetail,
   events: RunEvent[],
 ): Promise<void> {
-  await run(() => q.query(sql.CREATE_QUEUED_BATCH, createParams([newRun(record, detail, events)])));
+  await run(() =>
+    q.query(sql.CREATE_QUEUED_BATCH, [...createParams([newRun(record, detail, events)]), [false], null, 0]),
+  );
 }
 
 /** A new run serialised as CREATE_QUEUED_BATCH takes it. */
@@ -559,6 +596,7 @@ export function queuePort(queue: PgRunQueue): RunQueue {
     queuedCount: (bound) => queue.queuedCount(bound),
     claim: (limit) => queue.claim(limit),
     createQueued: (run, detail, events) => queue.createQueued(run, detail, events),
+    createClaimed: (run, detail, events) => queue.createClaimed(run, detail, events),
     completeWith: (runId, status, end) => queue.completeWith(runId, status, end),
     release: (runId) => queue.release(runId),
     forget: (runId) => queue.forget(runId),

@@ -14,6 +14,8 @@ import type { Manifest } from '../registry/manifest.js';
 import { checkSchema } from '../evals/index.js';
 import type { TraceSpan } from '../../core/tracing/index.js';
 import type { Engine } from './engine.js';
+import type { Execution } from './execution.js';
+import type { QueueClaim } from './queue.js';
 import { inputPath } from './folder.js';
 import { newRunId, sampleRank } from './ids.js';
 import {
@@ -64,6 +66,8 @@ export interface StartRunRequest {
 }
 
 export class Admission {
+  execution!: Execution;
+
   constructor(private readonly e: Engine) {}
 
   /** Admits a run inside its start span (tracing.ts), whose context the run record carries. */
@@ -237,15 +241,22 @@ export class Admission {
       { seq: 2, type: 'run.queued', timestamp: iso, status: 'pending' },
     ];
     this.e.admitted.set(id, { record, detail, seq: 2, at: now, automation, manifest });
+    // With room here and nothing queued before it, the run is stored claimed by this node (one
+    // statement on the shared queue instead of a creation, a wake and a claim).
+    const direct = !req.createQueued && queued === 0 && this.execution.reserve();
+    let claim: QueueClaim | undefined;
     try {
-      // One step: the run is never stored without being queued.
+      // One step: the run is never stored without being queued (or claimed).
       if (req.createQueued) await req.createQueued(record, detail, events);
+      else if (direct) claim = await this.e.queue.createClaimed(record, detail, events);
       else await this.e.queue.createQueued(record, detail, events);
     } catch (err) {
-      throw persistenceError(err);
-    } finally {
       this.e.admitted.delete(id);
+      if (direct) await this.execution.settle(undefined);
+      throw persistenceError(err);
     }
+    if (direct) await this.execution.settle(claim);
+    this.e.admitted.delete(id);
     await this.linkRetry(previous, id);
     return (await this.e.get(id)) ?? record;
   }

@@ -23,6 +23,8 @@ import { emptyDetail, emptyUsage, TERMINAL, type RunDetail, type RunEvent, type 
 export class Execution {
   private pumping = false;
   private pumpAgain = false;
+  /** Slots taken by runs admitted here that are being stored claimed for this node (reserve). */
+  private reserved = 0;
   completion!: Completion;
   waiters!: Waiters;
 
@@ -42,10 +44,7 @@ export class Execution {
     try {
       do {
         this.pumpAgain = false;
-        // A run whose end is being recorded no longer holds a pool thread: its slot is free.
-        let executing = 0;
-        for (const a of this.e.active.values()) if (!this.e.finishing.has(a)) executing++;
-        const room = this.e.options.capacity - executing;
+        const room = this.room();
         if (room <= 0) break;
         const claims = await this.e.queue.claim(room);
         await Promise.all(claims.map((c) => this.adopt(c)));
@@ -58,6 +57,39 @@ export class Execution {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** How many more runs this node may hold now (Engine.hold). */
+  private room(): number {
+    // A run whose end is being recorded no longer holds a pool thread: its slot is free.
+    let held = 0;
+    for (const a of this.e.active.values()) if (!this.e.finishing.has(a)) held++;
+    return this.e.hold - held - this.reserved;
+  }
+
+  /**
+   * Takes a slot for a run admitted here, to store it claimed by this node (RunQueue.createClaimed).
+   * False when the node has no room, or is claiming (the queue may hold older runs: the new one
+   * goes behind them). Each true is followed by one `settle`.
+   */
+  reserve(): boolean {
+    if (this.e.closing || this.pumping || this.room() <= 0) return false;
+    this.reserved++;
+    return true;
+  }
+
+  /**
+   * The reserved slot's run is stored: claimed by this node (it is made live here from what
+   * admission has at hand, engine.ts `admitted`), or queued (undefined), or not stored (an error:
+   * undefined too). The slot is free again either way.
+   */
+  async settle(claim: QueueClaim | undefined): Promise<void> {
+    this.reserved--;
+    if (claim && !this.e.closing) return this.adopt(claim);
+    // Closing: the run stays claimed until its lease lapses and another node takes it over (the
+    // same as a run this node claimed just before its close).
+    if (claim) this.e.queue.forget(claim.runId);
+    void this.pump();
   }
 
   /**

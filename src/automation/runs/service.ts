@@ -47,6 +47,7 @@ export class RunService {
     this.execution = new Execution(e, recorder);
     const completion = new Completion(e, recorder);
     this.execution.completion = completion;
+    this.admission.execution = this.execution;
     this.execution.waiters = this.waiters;
     completion.execution = this.execution;
     completion.waiters = this.waiters;

@@ -31,14 +31,22 @@ export const REQUEUE_STRANDED = `WITH stranded AS (
 const RECORDS = `unnest(${COLUMN_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`;
 
 /**
- * New runs (queued), their details, first events and blob holds, many in one statement (one
- * commit): $1 … $n the record columns as arrays, $n+1 details (one per run, same order), $n+2 …
- * $n+4 events (run id, seq, event), $n+5/$n+6 holds (run id, sha256). One wake when it commits.
+ * New runs, their details, first events and blob holds, many in one statement (one commit): $1 …
+ * $n the record columns as arrays, $n+1 details (one per run, same order), $n+2 … $n+4 events
+ * (run id, seq, event), $n+5/$n+6 holds (run id, sha256), $n+7 whether each run is claimed by
+ * the node $n+8 under a lease of $n+9 seconds as it is stored (attempt 1), else queued. One wake
+ * when it commits, if any run was queued.
  */
 export const CREATE_QUEUED_BATCH = `WITH r AS (
-    INSERT INTO runs (${COLUMN_NAMES.join(', ')}, queue_state, queued_at)
-    SELECT x.*, 'queued', clock_timestamp() FROM ${RECORDS} AS x (${COLUMN_NAMES.join(', ')})
-    RETURNING id),
+    INSERT INTO runs (${COLUMN_NAMES.join(', ')}, queue_state, queued_at, node, lease_expires_at, attempt)
+    SELECT ${COLUMN_NAMES.map((c) => `x.${c}`).join(', ')},
+      CASE WHEN c.claimed THEN 'claimed' ELSE 'queued' END, clock_timestamp(),
+      CASE WHEN c.claimed THEN $${n + 8}::text END,
+      CASE WHEN c.claimed THEN clock_timestamp() + make_interval(secs => $${n + 9}::float8) END,
+      CASE WHEN c.claimed THEN 1 ELSE 0 END
+    FROM ${RECORDS} WITH ORDINALITY AS x (${COLUMN_NAMES.join(', ')}, i)
+    JOIN unnest($${n + 7}::boolean[]) WITH ORDINALITY AS c (claimed, i) USING (i)
+    RETURNING id, queue_state),
   d AS (
     INSERT INTO run_details (run_id, detail)
     SELECT x.id, x.detail FROM unnest($1::text[], $${n + 1}::json[]) AS x (id, detail) JOIN r USING (id)),
@@ -50,7 +58,7 @@ export const CREATE_QUEUED_BATCH = `WITH r AS (
     INSERT INTO blob_holds (holder, sha256)
     SELECT 'run:' || x.id, x.sha FROM unnest($${n + 5}::text[], $${n + 6}::text[]) AS x (id, sha) JOIN r USING (id)
     ON CONFLICT DO NOTHING)
-  SELECT pg_notify('${WAKE}', '') FROM (SELECT 1 FROM r LIMIT 1) AS any_run`;
+  SELECT pg_notify('${WAKE}', '') FROM (SELECT 1 FROM r WHERE queue_state = 'queued' LIMIT 1) AS any_queued`;
 
 /**
  * The ends of runs this node owns, many in one statement (one commit): $1 … $n the final records'

@@ -33,7 +33,11 @@ export interface RunServiceOptions {
   queue: RunQueue;
   /** What of a run is put where other nodes can read it (nothing on one node). */
   sharing: RunSharing;
-  /** How many runs this node executes at once (its pool's threads); it holds HELD_PER_THREAD times as many. */
+  /**
+   * How many runs this node executes at once (its pool's threads), and so holds: a node claims no
+   * run it cannot start at once, so a queued run waits for whichever node frees a thread first
+   * (docs/automation.md, "Batching on PostgreSQL").
+   */
   capacity: number;
   /** Told of each run that starts, ends or is taken over (the service's metrics). */
   observer?: RunObserver;
@@ -95,15 +99,6 @@ export interface AdmittedRun {
   manifest: Manifest;
 }
 
-/**
- * Runs a node holds per pool thread: claimed and executing, or claimed and waiting in the pool's
- * queue for a thread (the pool starts a run's timeout only when a thread starts it). Holding more
- * than it executes lets one claim, and one end statement, serve several runs on the shared queue
- * (docs/automation.md, "Batching on PostgreSQL"); a held run is leased, renewed, cancelled and
- * taken over as an executing one is.
- */
-export const HELD_PER_THREAD = 4;
-
 export class Engine {
   readonly active = new Map<string, ActiveRun>();
   /** Runs admitted here whose creation is being committed (see AdmittedRun). */
@@ -124,11 +119,6 @@ export class Engine {
     readonly options: RunServiceOptions,
   ) {
     this.tracing = new RunTracing(options.tracing, () => options.queue.nodeId);
-  }
-
-  /** How many runs this node holds at most (see HELD_PER_THREAD). */
-  get hold(): number {
-    return this.options.capacity * HELD_PER_THREAD;
   }
 
   get queue(): RunQueue {

@@ -80,7 +80,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
    */
   async function answer(res: HttpResponse, run: RunRecord, waitSeconds: number | undefined): Promise<void> {
     if (waitSeconds === undefined || waitSeconds <= 0) return res.json(acceptedView(run), 201);
-    const done = await runs.waitFor(run.id, waitSeconds * 1000);
+    const done = await runs.waitFor(run.id, waitSeconds * 1000, run);
     if (TERMINAL.has(done.status)) return res.json(runView(done, await ctxFor(done)), 200);
     res.json(acceptedView(done), 202);
   }

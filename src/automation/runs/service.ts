@@ -53,7 +53,7 @@ export class RunService {
     completion.waiters = this.waiters;
     this.cancels = new Cancels(e, recorder, completion, this.waiters);
     this.files = new RunFiles(options.runsDir, options.blobs, options.sharing.sharesFiles);
-    options.queue.onWake(() => void this.execution.pump());
+    options.queue.onWake(() => this.execution.wake());
     options.queue.onCancel((runId) => {
       if (e.active.has(runId)) this.cancel(runId).catch(() => undefined);
       else e.cancelAsked.add(runId);
@@ -144,8 +144,8 @@ export class RunService {
   }
 
   /** Resolves with the run once terminal, or with its current state after `timeoutMs` (0 = no limit). */
-  waitFor(id: string, timeoutMs: number): Promise<RunRecord> {
-    return this.waiters.waitFor(id, timeoutMs);
+  waitFor(id: string, timeoutMs: number, known?: RunRecord): Promise<RunRecord> {
+    return this.waiters.waitFor(id, timeoutMs, known);
   }
 
   /**

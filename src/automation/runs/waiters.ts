@@ -12,10 +12,11 @@ export class Waiters {
   constructor(private readonly e: Engine) {}
 
   /** Resolves with the run once terminal, or with its current state after `timeoutMs` (0 = no limit). */
-  async waitFor(id: string, timeoutMs: number): Promise<RunRecord> {
+  async waitFor(id: string, timeoutMs: number, known?: RunRecord): Promise<RunRecord> {
     // A live run is read without awaiting, so its waiter is registered before it can finish; a
-    // run that is not live has its final record stored.
-    const current = this.e.active.get(id)?.record ?? (await this.e.store.get(id));
+    // run that is not live has its final record stored. `known`: the caller's record of a run
+    // it just started (not ended yet, so not read again).
+    const current = this.e.active.get(id)?.record ?? known ?? (await this.e.store.get(id));
     if (!current) throw notFound(`run ${JSON.stringify(id)}`, 'id');
     if (TERMINAL.has(current.status) && !this.e.active.has(id)) return current;
     let timer: NodeJS.Timeout | undefined;
@@ -67,12 +68,34 @@ export class Waiters {
     });
   }
 
-  /** The run's stored record once it is done on whichever node ran it. */
+  /**
+   * The run's final record once it is done on whichever node ran it: from this node's end of it
+   * (a run claimed here after the waiter came), else read from the store.
+   */
   private async waitQueued(id: string, current: RunRecord): Promise<RunRecord> {
+    let endedHere: RunRecord | undefined;
+    const here = (run: RunRecord) => void (endedHere = run);
+    let set = this.waiting.get(id);
+    if (!set) this.waiting.set(id, (set = new Set()));
+    set.add(here);
+    try {
+      return await this.doneAnywhere(id, current, () => endedHere);
+    } finally {
+      const mine = this.waiting.get(id);
+      mine?.delete(here);
+      if (mine?.size === 0) this.waiting.delete(id);
+    }
+  }
+
+  private async doneAnywhere(
+    id: string,
+    current: RunRecord,
+    endedHere: () => RunRecord | undefined,
+  ): Promise<RunRecord> {
     for (;;) {
       try {
         await this.e.queue.waitForDone(id);
-        return await this.storedFinal(id, current);
+        return endedHere() ?? (await this.storedFinal(id, current));
       } catch {
         // The database is unreachable: the queue's listener reconnects and says so; until then
         // this waiter keeps the run's last known state.

@@ -222,3 +222,32 @@ export const CLAIM_IDS = `UPDATE runs SET queue_state = 'claimed', node = $1,
     lease_expires_at = clock_timestamp() + make_interval(secs => $2), attempt = attempt + 1
   WHERE id = ANY($3::text[])
   RETURNING id, tenant, automation_id, attempt, cancel_requested`;
+
+/** CLAIM_READ's final select (the claimed runs with what the node reads), split off its CTEs. */
+const CLAIM_READ_SELECT = '  SELECT c.*, d.detail, ev.seq AS last_seq, ev.at AS last_at FROM claimed c';
+
+/**
+ * The ends of runs this node owns (completeBatchSql without a wake: no concurrency limits) and a
+ * claim (CLAIM_READ) for the pool threads they free, in one statement, so one commit ends some
+ * runs and takes the next: $1 … $n+9 as completeBatchSql, $n+10 … $n+13 as CLAIM_READ's $1 … $4.
+ * The ended rows are claimed and this node's, so the claim (queued rows, other nodes' expired
+ * leases) never touches them. Rows: `claimed` false for each run ended (its id), true for each
+ * run claimed (CLAIM_READ's columns).
+ */
+export const completeAndClaimSql = (() => {
+  const end = completeBatchSql(false);
+  const ends = end.slice(0, end.lastIndexOf('  SELECT id, pg_notify'));
+  const at = CLAIM_READ.indexOf(CLAIM_READ_SELECT);
+  const shift = (sqlText: string) => sqlText.replace(/\$(\d+)/g, (_, d: string) => `$${Number(d) + n + 9}`);
+  const claimCtes = shift(CLAIM_READ.slice('WITH '.length, at)).trimEnd();
+  const claimSelect = shift(CLAIM_READ.slice(at + CLAIM_READ_SELECT.length));
+  return `${ends.trimEnd()},
+  notified AS (SELECT id, pg_notify('${DONE}', payload) FROM done),
+  ${claimCtes}
+  SELECT false AS claimed, id, NULL::text AS tenant, NULL::text AS automation_id, NULL::integer AS attempt,
+    NULL::boolean AS cancel_requested, NULL::text AS previous_node, NULL::boolean AS takeover,
+    NULL::json AS record, NULL::json AS detail, NULL::integer AS last_seq, NULL::text AS last_at
+  FROM notified
+  UNION ALL
+  SELECT true, c.*, d.detail, ev.seq, ev.at FROM claimed c${claimSelect}`;
+})();

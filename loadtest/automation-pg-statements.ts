@@ -71,7 +71,9 @@ async function underLoad(node: Node, url: string, logFile: string): Promise<void
   const byKind = new Map<string, number>();
   for (const l of statements(logFile, offset)) byKind.set(kind(l), (byKind.get(kind(l)) ?? 0) + 1);
   const per = (x: number) => (x / m.requests).toFixed(2);
-  process.stdout.write(`${m.requests} runs completed, ${m.errors} errors, ${clients} clients, ${seconds} s\n`);
+  process.stdout.write(
+    `${m.requests} runs completed, ${m.errors} errors, ${clients} clients, ${seconds} s\n`,
+  );
   process.stdout.write('statements per completed run, by kind (the settling 11 s included):\n');
   for (const [k, c] of [...byKind].sort((a, b) => b[1] - a[1])) process.stdout.write(`  ${per(c)}  ${k}\n`);
   process.stdout.write(

@@ -96,7 +96,8 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   private readonly doneChecks = new Batcher<string, undefined>((ids) => this.checkDoneMany(ids));
   private readonly counts = new Batcher<number, number>((bounds) => this.countQueued(bounds));
   /** A claim waiting to go with the next end statement (claim, completeMany). */
-  private endClaim: { limit: number; resolve(c: ClaimedRun[]): void; reject(e: unknown): void } | undefined;
+  private endClaim:
+    { limit: number; resolve: (c: ClaimedRun[]) => void; reject: (e: unknown) => void } | undefined;
   private wakePending = false;
   private closed = false;
 
@@ -287,7 +288,11 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * concurrency limits it is stored and queued instead (undefined): only a claim counts what
    * runs under the limits across nodes.
    */
-  async createClaimed(record: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<ClaimedRun | undefined> {
+  async createClaimed(
+    record: RunRecord,
+    detail: RunDetail,
+    events: RunEvent[],
+  ): Promise<ClaimedRun | undefined> {
     if (this.limited || this.closed) {
       await this.createQueued(record, detail, events);
       return undefined;
@@ -369,7 +374,10 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
         ({ ended: rows, claimed } = await this.completeAndClaim(params, claim.limit));
       } catch (err) {
         // The claim is made on its own (the ends fail with err, and are sent again by their callers).
-        this.claim(claim.limit).then(claim.resolve, claim.reject);
+        this.claim(claim.limit).then(
+          (c) => claim.resolve(c),
+          (e: unknown) => claim.reject(e),
+        );
         throw err;
       }
       claim.resolve(claimed);

@@ -4,22 +4,28 @@
 // 14 and later) over a series of runs, one at a time.
 //
 //   npx tsx loadtest/automation-pg-statements.ts [--runs N (default 20)]
+//   npx tsx loadtest/automation-pg-statements.ts --clients N [--duration S (default 5)]
 //
 // Starts a private PostgreSQL (test/helpers/postgres.ts, fsync on) with log_statement = 'all',
 // one node, and prints the statements of the last run as the server logged them (one line each,
 // cut at 110 characters; `statement:` is the simple protocol, `execute` a parameterised query).
+// With --clients, the runs are N closed loops of sync runs for S seconds instead (under load,
+// where statements of concurrent runs are shared), and it prints each kind of statement (its
+// first words) with how many the node sent per completed run. Logging every statement slows the
+// server, so the counts under load are a picture of the shares, not of the throughput.
 // Load-test tooling, so it imports pg itself.
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
-import { counters } from './automation-pg-load.js';
+import { arg, counters, load, SYNC } from './automation-pg-load.js';
 import { makeRemote, startNode, TOKEN, type Node } from './automation-pg-nodes.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 
-const at = process.argv.indexOf('--runs');
-const runs = at >= 0 ? Number(process.argv[at + 1]) : 20;
+const runs = Number(arg('--runs', '20'));
+const clients = Number(arg('--clients', '0'));
+const seconds = Number(arg('--duration', '5'));
 const SYNC_BODY = JSON.stringify({ target: 'workflows.text-report', input: { text: 'the quick brown fox' } });
 
 async function syncRun(node: Node): Promise<void> {
@@ -50,8 +56,36 @@ function statements(logFile: string, offset: number): string[] {
   return out.map((s) => s.replace(/\s+/g, ' ').slice(0, 140));
 }
 
+/** The statement's kind: its text up to the first parameter or list, cut at 70 characters. */
+function kind(line: string): string {
+  const text = line.slice(line.indexOf(': ') + 2);
+  return text.replace(/\(\$1.*$|\$\d.*$/, '').slice(0, 70);
+}
+
+async function underLoad(node: Node, url: string, logFile: string): Promise<void> {
+  await load([node.url], clients, 1000, SYNC); // warm-up under load
+  const before = await counters(url);
+  const offset = readFileSync(logFile, 'utf8').length;
+  const m = await load([node.url], clients, seconds * 1000, SYNC);
+  const after = await counters(url);
+  const byKind = new Map<string, number>();
+  for (const l of statements(logFile, offset)) byKind.set(kind(l), (byKind.get(kind(l)) ?? 0) + 1);
+  const per = (x: number) => (x / m.requests).toFixed(2);
+  process.stdout.write(
+    `${m.requests} runs completed, ${m.errors} errors, ${clients} clients, ${seconds} s\n`,
+  );
+  process.stdout.write('statements per completed run, by kind (the settling 11 s included):\n');
+  for (const [k, c] of [...byKind].sort((a, b) => b[1] - a[1])) process.stdout.write(`  ${per(c)}  ${k}\n`);
+  process.stdout.write(
+    `per run: ${per(after.commits - before.commits - 1)} transactions committed, ` +
+      `${per(after.walSyncs - before.walSyncs)} WAL flushes\n`,
+  );
+}
+
 async function main(): Promise<void> {
   if (!(Number.isInteger(runs) && runs >= 1)) throw new Error('--runs N, N ≥ 1');
+  if (!(Number.isInteger(clients) && clients >= 0 && seconds > 0 && seconds <= 20))
+    throw new Error('--clients N ≥ 0, --duration 1..20');
   const dir = mkdtempSync(join(tmpdir(), 'sluice-lt-stmts-'));
   const server = await startPostgres();
   let node: Node | undefined;
@@ -69,6 +103,7 @@ async function main(): Promise<void> {
     });
     for (let i = 0; i < 3; i++) await syncRun(node); // warm-up: workers, registry cache, connections
     const logFile = join(dirname(server.dataDir), 'server.log');
+    if (clients > 0) return await underLoad(node, url, logFile);
     const before = await counters(url);
     let offset = 0;
     for (let i = 0; i < runs; i++) {

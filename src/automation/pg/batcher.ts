@@ -30,6 +30,11 @@ export class Batcher<T, R> {
     private readonly max = 256,
   ) {}
 
+  /** Items handed over and not yet sent (they go in the next statement). */
+  get waiting(): number {
+    return this.pending.length;
+  }
+
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });

@@ -18,7 +18,15 @@ import { TERMINAL, type RunStatus } from '../runs/statuses.js';
 import { PgListener } from './listener.js';
 import { mapDatabaseError, type PgDatabase, type Queryable } from './pool.js';
 import { Batcher } from './batcher.js';
-import { claimAndRead, claimExpired, claimQueued, type ClaimedRun, type Claimer } from './queue/claim.js';
+import {
+  claimAndRead,
+  claimExpired,
+  claimQueued,
+  readClaims,
+  type ClaimedRun,
+  type Claimer,
+  type ClaimRowRead,
+} from './queue/claim.js';
 import { Leases } from './queue/leases.js';
 import * as sql from './queue/sql.js';
 import {
@@ -81,10 +89,15 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   private readonly waiters = new Map<string, Set<(e: DoneEvent) => void>>();
   private listener: PgListener | undefined;
   /** Statements of one kind handed over while one is in flight go together (queue/batcher.ts). */
-  private readonly creates = new Batcher<NewRun, undefined>((runs) => this.createMany(runs));
+  private readonly creates = new Batcher<NewRun & { claimed: boolean }, undefined>((runs) =>
+    this.createMany(runs),
+  );
   private readonly ends = new Batcher<OwnedEnd, boolean>((ends) => this.completeMany(ends));
   private readonly doneChecks = new Batcher<string, undefined>((ids) => this.checkDoneMany(ids));
   private readonly counts = new Batcher<number, number>((bounds) => this.countQueued(bounds));
+  /** A claim waiting to go with the next end statement (claim, completeMany). */
+  private endClaim:
+    { limit: number; resolve: (c: ClaimedRun[]) => void; reject: (e: unknown) => void } | undefined;
   private wakePending = false;
   private closed = false;
 
@@ -186,6 +199,16 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    */
   async claim(limit: number): Promise<ClaimedRun[]> {
     if (limit <= 0 || this.closed) return [];
+    if (!this.limited && this.ends.waiting > 0) {
+      // An end is about to be sent (the caller's run has just ended and freed its thread): the
+      // claim goes in the same statement, one commit for both (completeAndClaimSql).
+      return new Promise<ClaimedRun[]>((resolve, reject) => {
+        const prev = this.endClaim;
+        // Two claims before the statement goes: the later one asks for the node's room then.
+        if (prev) prev.resolve([]);
+        this.endClaim = { limit, resolve, reject };
+      });
+    }
     const mine = this.leases.ids();
     if (!this.limited) {
       const claimed = await run(() => claimAndRead(this.db, this.claimer, limit, mine));
@@ -256,12 +279,49 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    */
   async createQueued(record: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
     // Serialised now: the caller may change its objects while the statement waits.
-    await this.creates.submit(newRun(record, detail, events));
+    await this.creates.submit({ ...newRun(record, detail, events), claimed: false });
+  }
+
+  /**
+   * Stores a new run claimed by this node (attempt 1, a fresh lease) in the same statement as
+   * other new runs: the run is never queued, so it costs no wake and no claim statement. With
+   * concurrency limits it is stored and queued instead (undefined): only a claim counts what
+   * runs under the limits across nodes.
+   */
+  async createClaimed(
+    record: RunRecord,
+    detail: RunDetail,
+    events: RunEvent[],
+  ): Promise<ClaimedRun | undefined> {
+    if (this.limited || this.closed) {
+      await this.createQueued(record, detail, events);
+      return undefined;
+    }
+    await this.creates.submit({ ...newRun(record, detail, events), claimed: true });
+    const claim: ClaimedRun = {
+      runId: record.id,
+      tenant: record.tenant,
+      automationId: record.automationId,
+      attempt: 1,
+      takeover: false,
+      previousNode: null,
+      cancelRequested: false,
+    };
+    // Held from its commit on; a cancel asked for before this line is read by the next renewal.
+    this.leases.own([claim]);
+    return claim;
   }
 
   /** New runs handed over together, in one statement (CREATE_QUEUED_BATCH). */
-  private async createMany(runs: NewRun[]): Promise<undefined[]> {
-    await run(() => this.db.query(sql.CREATE_QUEUED_BATCH, createParams(runs)));
+  private async createMany(runs: (NewRun & { claimed: boolean })[]): Promise<undefined[]> {
+    await run(() =>
+      this.db.query(sql.CREATE_QUEUED_BATCH, [
+        ...createParams(runs),
+        runs.map((r) => r.claimed),
+        this.nodeId,
+        this.claimer.leaseSeconds,
+      ]),
+    );
     return runs.map(() => undefined);
   }
 
@@ -296,17 +356,35 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     const { columns, ev, holds } = batchArrays(ends);
     const ids = ends.map((e) => e.values[0] as string);
     const attempts = ends.map((e) => e.attempt);
-    const { rows } = await run(() =>
-      this.db.query<{ id: string }>(sql.completeBatchSql(this.limited), [
-        ...columns,
-        this.nodeId,
-        attempts,
-        ends.map((e) => e.detail),
-        ends.map((e) => e.payload),
-        ...ev,
-        ...holds,
-      ]),
-    );
+    const params = [
+      ...columns,
+      this.nodeId,
+      attempts,
+      ends.map((e) => e.detail),
+      ends.map((e) => e.payload),
+      ...ev,
+      ...holds,
+    ];
+    const claim = this.endClaim;
+    this.endClaim = undefined;
+    let rows: { id: string }[];
+    if (claim && !this.closed) {
+      let claimed: ClaimedRun[];
+      try {
+        ({ ended: rows, claimed } = await this.completeAndClaim(params, claim.limit));
+      } catch (err) {
+        // The claim is made on its own (the ends fail with err, and are sent again by their callers).
+        this.claim(claim.limit).then(
+          (c) => claim.resolve(c),
+          (e: unknown) => claim.reject(e),
+        );
+        throw err;
+      }
+      claim.resolve(claimed);
+    } else {
+      claim?.resolve([]);
+      ({ rows } = await run(() => this.db.query<{ id: string }>(sql.completeBatchSql(this.limited), params)));
+    }
     const done = new Set(rows.map((r) => r.id));
     const missing = ids.filter((id) => !done.has(id));
     if (missing.length > 0) {
@@ -320,6 +398,25 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       for (const r of again.rows) done.add(r.id);
     }
     return ids.map((id) => done.has(id));
+  }
+
+  /** The ends (completeBatchSql's parameters) and a claim of up to `limit` runs, in one statement. */
+  private async completeAndClaim(
+    params: unknown[],
+    limit: number,
+  ): Promise<{ ended: { id: string }[]; claimed: ClaimedRun[] }> {
+    const { rows } = await run(() =>
+      this.db.query<{ claimed: boolean } & ClaimRowRead>(sql.completeAndClaimSql, [
+        ...params,
+        this.nodeId,
+        this.claimer.leaseSeconds,
+        limit,
+        this.leases.ids(),
+      ]),
+    );
+    const claimed = readClaims(rows.filter((r) => r.claimed));
+    this.leases.own(claimed);
+    return { ended: rows.filter((r) => !r.claimed), claimed };
   }
 
   /** Puts a run this node owns back in the queue (e.g. when the node shuts down before running it). */
@@ -472,7 +569,9 @@ export async function createQueuedIn(
   detail: RunDetail,
   events: RunEvent[],
 ): Promise<void> {
-  await run(() => q.query(sql.CREATE_QUEUED_BATCH, createParams([newRun(record, detail, events)])));
+  await run(() =>
+    q.query(sql.CREATE_QUEUED_BATCH, [...createParams([newRun(record, detail, events)]), [false], null, 0]),
+  );
 }
 
 /** A new run serialised as CREATE_QUEUED_BATCH takes it. */
@@ -559,6 +658,7 @@ export function queuePort(queue: PgRunQueue): RunQueue {
     queuedCount: (bound) => queue.queuedCount(bound),
     claim: (limit) => queue.claim(limit),
     createQueued: (run, detail, events) => queue.createQueued(run, detail, events),
+    createClaimed: (run, detail, events) => queue.createClaimed(run, detail, events),
     completeWith: (runId, status, end) => queue.completeWith(runId, status, end),
     release: (runId) => queue.release(runId),
     forget: (runId) => queue.forget(runId),

@@ -13,7 +13,9 @@ import { parseTarget, type AutomationRecord } from '../registry/service.js';
 import type { Manifest } from '../registry/manifest.js';
 import { checkSchema } from '../evals/index.js';
 import type { TraceSpan } from '../../core/tracing/index.js';
-import type { Engine } from './engine.js';
+import { shown, type Engine } from './engine.js';
+import type { Execution } from './execution.js';
+import type { QueueClaim } from './queue.js';
 import { inputPath } from './folder.js';
 import { newRunId, sampleRank } from './ids.js';
 import {
@@ -64,6 +66,8 @@ export interface StartRunRequest {
 }
 
 export class Admission {
+  execution!: Execution;
+
   constructor(private readonly e: Engine) {}
 
   /** Admits a run inside its start span (tracing.ts), whose context the run record carries. */
@@ -134,9 +138,12 @@ export class Admission {
     }
     const args = req.input ?? {};
     await this.validateInput(automation, manifest, args);
-    // With a shared queue the bound is the cluster's: runs waiting for any node.
-    const queued = await this.e.queue.queuedCount(this.e.options.maxQueuedRuns);
-    if (queued >= this.e.options.maxQueuedRuns) {
+    // With a shared queue the bound is the cluster's: runs waiting for any node. A run this node
+    // can take at once (see below) is not counted: it will not wait in the queue. If the node's
+    // room is gone by then it is queued all the same: the bound was never atomic with the start.
+    const { maxQueuedRuns } = this.e.options;
+    const queued = this.execution.canTake() ? 0 : await this.e.queue.queuedCount(maxQueuedRuns);
+    if (queued >= maxQueuedRuns) {
       throw new ApiError(429, 'too_many_queued_runs', `${queued} runs are queued; try again shortly`, [], {
         'retry-after': '1',
       });
@@ -237,17 +244,26 @@ export class Admission {
       { seq: 2, type: 'run.queued', timestamp: iso, status: 'pending' },
     ];
     this.e.admitted.set(id, { record, detail, seq: 2, at: now, automation, manifest });
+    // With room here and no queued run heard of before it, the run is stored claimed by this node
+    // (one statement on the shared queue instead of a creation, a wake and a claim).
+    const direct = !req.createQueued && this.execution.reserve();
+    let claim: QueueClaim | undefined;
     try {
-      // One step: the run is never stored without being queued.
+      // One step: the run is never stored without being queued (or claimed).
       if (req.createQueued) await req.createQueued(record, detail, events);
+      else if (direct) claim = await this.e.queue.createClaimed(record, detail, events);
       else await this.e.queue.createQueued(record, detail, events);
     } catch (err) {
-      throw persistenceError(err);
-    } finally {
       this.e.admitted.delete(id);
+      if (direct) await this.execution.settle(undefined);
+      throw persistenceError(err);
     }
+    if (direct) await this.execution.settle(claim);
+    this.e.admitted.delete(id);
     await this.linkRetry(previous, id);
-    return (await this.e.get(id)) ?? record;
+    // Live here: as it is now; else as stored a moment ago (not read back).
+    const live = this.e.active.get(id);
+    return live ? shown(live) : record;
   }
 
   private async linkRetry(previous: RunRecord | undefined, id: string): Promise<void> {

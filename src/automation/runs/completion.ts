@@ -39,9 +39,6 @@ export class Completion {
     // The output check may wait for a worker; a second end of the same run (a cancel racing the
     // completion) must not slip in meanwhile.
     this.e.finishing.add(active);
-    // The execution has ended, so the run's pool thread is free for the next claim while its end
-    // is written.
-    void this.execution.pump();
     const now = Date.now();
     const schemaValid =
       outcome.kind === 'completed'
@@ -66,6 +63,15 @@ export class Completion {
     const end = this.recorder.endEvent(active, next);
     let writesAwaited = false;
     let stillMine = true;
+    // The execution has ended, so the run's pool thread is free for the next claim while its end
+    // is written. The claim is asked for once the end is handed to the queue, in the same turn,
+    // so that a queue that batches can send both in one statement (pg/run-queue.ts).
+    let pumped = false;
+    const pump = () => {
+      if (pumped) return;
+      pumped = true;
+      void this.execution.pump();
+    };
     try {
       stillMine = await whileUnavailable(
         async () => {
@@ -76,11 +82,13 @@ export class Completion {
             if (!this.e.store.ordered) await Promise.all(active.writes);
           }
           if (active.abandoned) return false;
-          return this.e.queue.completeWith(next.id, status, {
+          const written = this.e.queue.completeWith(next.id, status, {
             record: next,
             detail: active.detail,
             events: [end],
           });
+          pump();
+          return written;
         },
         // An outage is waited out; a node that lost the lease meanwhile gives up, and the node
         // that takes the run over runs it again.
@@ -89,6 +97,7 @@ export class Completion {
     } catch (err) {
       this.e.log.error({ err, runId: next.id }, 'cannot store the end of a run');
     }
+    pump();
     if (!stillMine) {
       // No longer this node's run (given up, or taken over: then nothing was written); the node
       // that holds it records its end.

@@ -33,7 +33,11 @@ export interface RunServiceOptions {
   queue: RunQueue;
   /** What of a run is put where other nodes can read it (nothing on one node). */
   sharing: RunSharing;
-  /** How many runs this node executes at once (its pool's threads). */
+  /**
+   * How many runs this node executes at once (its pool's threads), and so holds: a node claims no
+   * run it cannot start at once, so a queued run waits for whichever node frees a thread first
+   * (docs/automation.md, "Batching on PostgreSQL").
+   */
   capacity: number;
   /** Told of each run that starts, ends or is taken over (the service's metrics). */
   observer?: RunObserver;

@@ -23,6 +23,13 @@ import { emptyDetail, emptyUsage, TERMINAL, type RunDetail, type RunEvent, type 
 export class Execution {
   private pumping = false;
   private pumpAgain = false;
+  /** Slots taken by runs admitted here that are being stored claimed for this node (reserve). */
+  private reserved = 0;
+  /**
+   * This node's last claim found the queue empty and no wake came since (runs are queued with a
+   * wake): a run admitted here now has no older queued run to wait behind.
+   */
+  private queueEmpty = false;
   completion!: Completion;
   waiters!: Waiters;
 
@@ -30,6 +37,12 @@ export class Execution {
     private readonly e: Engine,
     private readonly recorder: RunRecorder,
   ) {}
+
+  /** Runs may be claimable (the queue's wake): claims, and takes no run past the queue meanwhile. */
+  wake(): void {
+    this.queueEmpty = false;
+    void this.pump();
+  }
 
   /** Claims runs while this node has room (on start, wake, and each run's end). */
   async pump(): Promise<void> {
@@ -42,12 +55,11 @@ export class Execution {
     try {
       do {
         this.pumpAgain = false;
-        // A run whose end is being recorded no longer holds a pool thread: its slot is free.
-        let executing = 0;
-        for (const a of this.e.active.values()) if (!this.e.finishing.has(a)) executing++;
-        const room = this.e.options.capacity - executing;
+        const room = this.room();
         if (room <= 0) break;
         const claims = await this.e.queue.claim(room);
+        // Empty unless a wake came while the claim was in flight (it asks for another round).
+        if (claims.length < room && !this.pumpAgain) this.queueEmpty = true;
         await Promise.all(claims.map((c) => this.adopt(c)));
         // A full claim may have left more behind.
         if (claims.length === room) this.pumpAgain = true;
@@ -58,6 +70,44 @@ export class Execution {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** How many more runs this node may hold now (one per pool thread, engine.ts `capacity`). */
+  private room(): number {
+    // A run whose end is being recorded no longer holds a pool thread: its slot is free.
+    let held = 0;
+    for (const a of this.e.active.values()) if (!this.e.finishing.has(a)) held++;
+    return this.e.options.capacity - held - this.reserved;
+  }
+
+  /**
+   * Takes a slot for a run admitted here, to store it claimed by this node (RunQueue.createClaimed).
+   * False when the node has no room, or is claiming, or has heard of queued runs since its last
+   * claim (the new one goes behind them). Each true is followed by one `settle`.
+   */
+  reserve(): boolean {
+    if (!this.canTake()) return false;
+    this.reserved++;
+    return true;
+  }
+
+  /** Whether reserve() would take a slot now. */
+  canTake(): boolean {
+    return !this.e.closing && !this.pumping && this.queueEmpty && this.room() > 0;
+  }
+
+  /**
+   * The reserved slot's run is stored: claimed by this node (it is made live here from what
+   * admission has at hand, engine.ts `admitted`), or queued (undefined), or not stored (an error:
+   * undefined too). The slot is free again either way.
+   */
+  async settle(claim: QueueClaim | undefined): Promise<void> {
+    this.reserved--;
+    if (claim && !this.e.closing) return this.adopt(claim);
+    // Closing: the run stays claimed until its lease lapses and another node takes it over (the
+    // same as a run this node claimed just before its close).
+    if (claim) this.e.queue.forget(claim.runId);
+    void this.pump();
   }
 
   /**

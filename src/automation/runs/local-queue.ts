@@ -77,6 +77,15 @@ export class LocalRunQueue implements RunQueue {
     }
   }
 
+  /**
+   * Queued as by createQueued: a claim here costs no statement, and a queued run executes while
+   * its creation commits (see above), so claiming it in the creation would gain nothing.
+   */
+  async createClaimed(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<undefined> {
+    await this.createQueued(run, detail, events);
+    return undefined;
+  }
+
   /** A run whose creation did not commit leaves the queue, or the node executing it drops it. */
   private takeBack(runId: string): void {
     const at = this.queued.findIndex((e) => e.runId === runId);

@@ -60,6 +60,14 @@ export interface RunQueue {
   readonly nodeId: string;
   /** Stores a new run (as RunStore.create) and queues it, in one step; every node is woken. */
   createQueued(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void>;
+  /**
+   * Stores a new run that this node has room to run, and claims it for this node in the same
+   * step when the adapter can (the run is then never queued: no wake, no claim of its own);
+   * resolves once committed with the claim, or undefined when the run was stored and queued as
+   * by createQueued instead (concurrency limits decide who runs it; or the adapter's claim costs
+   * nothing, so it queues).
+   */
+  createClaimed(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<QueueClaim | undefined>;
   /** Runs waiting to be claimed by any node, counted up to `bound`. */
   queuedCount(bound: number): Promise<number>;
   /** Claims up to `limit` runs (takeovers of expired leases first), within the concurrency limits. */

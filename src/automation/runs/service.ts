@@ -47,12 +47,13 @@ export class RunService {
     this.execution = new Execution(e, recorder);
     const completion = new Completion(e, recorder);
     this.execution.completion = completion;
+    this.admission.execution = this.execution;
     this.execution.waiters = this.waiters;
     completion.execution = this.execution;
     completion.waiters = this.waiters;
     this.cancels = new Cancels(e, recorder, completion, this.waiters);
     this.files = new RunFiles(options.runsDir, options.blobs, options.sharing.sharesFiles);
-    options.queue.onWake(() => void this.execution.pump());
+    options.queue.onWake(() => this.execution.wake());
     options.queue.onCancel((runId) => {
       if (e.active.has(runId)) this.cancel(runId).catch(() => undefined);
       else e.cancelAsked.add(runId);

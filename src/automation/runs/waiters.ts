@@ -71,12 +71,35 @@ export class Waiters {
     });
   }
 
-  /** The run's stored record once it is done on whichever node ran it. */
+  /**
+   * The run's final record once it is done on whichever node ran it: from this node's end of it
+   * (a run claimed here after the waiter came), else read from the store.
+   */
   private async waitQueued(id: string, current: RunRecord): Promise<RunRecord> {
+    let endedHere: RunRecord | undefined;
+    const here = (run: RunRecord) => void (endedHere = run);
+    let set = this.waiting.get(id);
+    if (!set) this.waiting.set(id, (set = new Set()));
+    set.add(here);
+    try {
+      return await this.doneAnywhere(id, current, () => endedHere);
+    } finally {
+      const mine = this.waiting.get(id);
+      mine?.delete(here);
+      if (mine?.size === 0) this.waiting.delete(id);
+    }
+  }
+
+  private async doneAnywhere(
+    id: string,
+    current: RunRecord,
+    endedHere: () => RunRecord | undefined,
+  ): Promise<RunRecord> {
     for (;;) {
       try {
-        // This node's own end comes with the answer; another node's is read.
-        return (await this.e.queue.waitForDone(id)) ?? (await this.storedFinal(id, current));
+        // This node's own end comes with the answer (the in-process queue's, or this node's end of
+        // a run it claimed after the waiter came); another node's is read.
+        return (await this.e.queue.waitForDone(id)) ?? endedHere() ?? (await this.storedFinal(id, current));
       } catch {
         // The database is unreachable: the queue's listener reconnects and says so; until then
         // this waiter keeps the run's last known state.

@@ -51,7 +51,8 @@ export function toClaimed(r: ClaimRow, takeover: boolean): ClaimedRun {
   };
 }
 
-interface ClaimReadRow extends ClaimRow {
+/** A row of CLAIM_READ (and of completeAndClaimSql's claimed rows). */
+export interface ClaimRowRead extends ClaimRow {
   takeover: boolean;
   record: RunRecord;
   detail: RunDetail | null;
@@ -69,7 +70,12 @@ export async function claimAndRead(
   limit: number,
   exclude: string[],
 ): Promise<ClaimedRun[]> {
-  const { rows } = await q.query<ClaimReadRow>(CLAIM_READ, [c.nodeId, c.leaseSeconds, limit, exclude]);
+  const { rows } = await q.query<ClaimRowRead>(CLAIM_READ, [c.nodeId, c.leaseSeconds, limit, exclude]);
+  return readClaims(rows);
+}
+
+/** Claimed runs as CLAIM_READ returns them, with what the node reads to run each. */
+export function readClaims(rows: readonly ClaimRowRead[]): ClaimedRun[] {
   return rows.map((r) => ({
     ...toClaimed(r, r.takeover),
     stored: {

@@ -32,14 +32,22 @@ export const REQUEUE_STRANDED = `WITH stranded AS (
 const RECORDS = `unnest(${COLUMN_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`;
 
 /**
- * New runs (queued), their details, first events and blob holds, many in one statement (one
- * commit): $1 … $n the record columns as arrays, $n+1 details (one per run, same order), $n+2 …
- * $n+4 events (run id, seq, event), $n+5/$n+6 holds (run id, sha256). One wake when it commits.
+ * New runs, their details, first events and blob holds, many in one statement (one commit): $1 …
+ * $n the record columns as arrays, $n+1 details (one per run, same order), $n+2 … $n+4 events
+ * (run id, seq, event), $n+5/$n+6 holds (run id, sha256), $n+7 whether each run is claimed by
+ * the node $n+8 under a lease of $n+9 seconds as it is stored (attempt 1), else queued. One wake
+ * when it commits, if any run was queued.
  */
 export const CREATE_QUEUED_BATCH = `WITH r AS (
-    INSERT INTO runs (${COLUMN_NAMES.join(', ')}, queue_state, queued_at)
-    SELECT x.*, 'queued', clock_timestamp() FROM ${RECORDS} AS x (${COLUMN_NAMES.join(', ')})
-    RETURNING id),
+    INSERT INTO runs (${COLUMN_NAMES.join(', ')}, queue_state, queued_at, node, lease_expires_at, attempt)
+    SELECT ${COLUMN_NAMES.map((c) => `x.${c}`).join(', ')},
+      CASE WHEN c.claimed THEN 'claimed' ELSE 'queued' END, clock_timestamp(),
+      CASE WHEN c.claimed THEN $${n + 8}::text END,
+      CASE WHEN c.claimed THEN clock_timestamp() + make_interval(secs => $${n + 9}::float8) END,
+      CASE WHEN c.claimed THEN 1 ELSE 0 END
+    FROM ${RECORDS} WITH ORDINALITY AS x (${COLUMN_NAMES.join(', ')}, i)
+    JOIN unnest($${n + 7}::boolean[]) WITH ORDINALITY AS c (claimed, i) USING (i)
+    RETURNING id, queue_state),
   d AS (
     INSERT INTO run_details (run_id, detail)
     SELECT x.id, x.detail FROM unnest($1::text[], $${n + 1}::json[]) AS x (id, detail) JOIN r USING (id)),
@@ -51,7 +59,7 @@ export const CREATE_QUEUED_BATCH = `WITH r AS (
     INSERT INTO blob_holds (holder, sha256)
     SELECT 'run:' || x.id, x.sha FROM unnest($${n + 5}::text[], $${n + 6}::text[]) AS x (id, sha) JOIN r USING (id)
     ON CONFLICT DO NOTHING)
-  SELECT pg_notify('${WAKE}', '') FROM (SELECT 1 FROM r LIMIT 1) AS any_run`;
+  SELECT pg_notify('${WAKE}', '') FROM (SELECT 1 FROM r WHERE queue_state = 'queued' LIMIT 1) AS any_queued`;
 
 /**
  * The ends of runs this node owns, many in one statement (one commit): $1 … $n the final records'
@@ -215,3 +223,32 @@ export const CLAIM_IDS = `UPDATE runs SET queue_state = 'claimed', node = $1,
     lease_expires_at = clock_timestamp() + make_interval(secs => $2), attempt = attempt + 1
   WHERE id = ANY($3::text[])
   RETURNING id, tenant, automation_id, attempt, cancel_requested`;
+
+/** CLAIM_READ's final select (the claimed runs with what the node reads), split off its CTEs. */
+const CLAIM_READ_SELECT = '  SELECT c.*, d.detail, ev.seq AS last_seq, ev.at AS last_at FROM claimed c';
+
+/**
+ * The ends of runs this node owns (completeBatchSql without a wake: no concurrency limits) and a
+ * claim (CLAIM_READ) for the pool threads they free, in one statement, so one commit ends some
+ * runs and takes the next: $1 … $n+9 as completeBatchSql, $n+10 … $n+13 as CLAIM_READ's $1 … $4.
+ * The ended rows are claimed and this node's, so the claim (queued rows, other nodes' expired
+ * leases) never touches them. Rows: `claimed` false for each run ended (its id), true for each
+ * run claimed (CLAIM_READ's columns).
+ */
+export const completeAndClaimSql = (() => {
+  const end = completeBatchSql(false);
+  const ends = end.slice(0, end.lastIndexOf('  SELECT id, pg_notify'));
+  const at = CLAIM_READ.indexOf(CLAIM_READ_SELECT);
+  const shift = (sqlText: string) => sqlText.replace(/\$(\d+)/g, (_, d: string) => `$${Number(d) + n + 9}`);
+  const claimCtes = shift(CLAIM_READ.slice('WITH '.length, at)).trimEnd();
+  const claimSelect = shift(CLAIM_READ.slice(at + CLAIM_READ_SELECT.length));
+  return `${ends.trimEnd()},
+  notified AS (SELECT id, pg_notify('${DONE}', payload) FROM done),
+  ${claimCtes}
+  SELECT false AS claimed, id, NULL::text AS tenant, NULL::text AS automation_id, NULL::integer AS attempt,
+    NULL::boolean AS cancel_requested, NULL::text AS previous_node, NULL::boolean AS takeover,
+    NULL::json AS record, NULL::json AS detail, NULL::integer AS last_seq, NULL::text AS last_at
+  FROM notified
+  UNION ALL
+  SELECT true, c.*, d.detail, ev.seq, ev.at FROM claimed c${claimSelect}`;
+})();

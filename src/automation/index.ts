@@ -210,6 +210,9 @@ export async function startAutomation(
     ops.close();
   };
   let scheduler: Scheduler | undefined;
+  // What a failed start has started so far, stopped in reverse order before the workers and
+  // stores close (the same order as a normal close).
+  const startedParts: (() => Promise<void>)[] = [];
   try {
     const repo = new RegistryRepository({
       path: settings.registryPath,
@@ -240,6 +243,7 @@ export async function startAutomation(
       log.info({ path: repo.path, from: init.opened, synced: init.synced }, 'automation registry created');
 
     const tracing = createTracing(settings.tracing, 'sluice-automation');
+    startedParts.push(() => tracing.close());
     // Every run's folder is below this one (runs/folder.ts).
     const runsDir = join(settings.dataDir, 'runs');
     const queue = pg ? queuePort(pg.queue) : localQueue!;
@@ -260,6 +264,7 @@ export async function startAutomation(
       capacity: settings.poolThreads,
       tracing,
     });
+    startedParts.push(() => runs.close());
     const recovered = await runs.recover();
     if (recovered.requeued + recovered.failed > 0)
       log.info(recovered, 'runs left over from the last process');
@@ -274,6 +279,8 @@ export async function startAutomation(
       metrics: cronMetrics(ops.metrics),
     });
     scheduler.start();
+    const startedScheduler = scheduler;
+    startedParts.push(() => startedScheduler.stop());
 
     const secret = settings.downloadTokenSecret
       ? Buffer.from(settings.downloadTokenSecret)
@@ -304,6 +311,9 @@ export async function startAutomation(
       retention,
     };
     const closers: (() => Promise<void>)[] = [];
+    startedParts.push(async () => {
+      for (const close of closers) await close();
+    });
     const tokens = new DownloadTokens(Buffer.from(secret), settings.downloadTokenTtlMs);
     const deps: ApiDeps = {
       settings,
@@ -466,7 +476,8 @@ export async function startAutomation(
       },
     };
   } catch (err) {
-    await scheduler?.stop();
+    for (const stop of startedParts.reverse())
+      await stop().catch((error: unknown) => log.warn({ err: error }, 'stopping after a failed start'));
     await closeWorkersAndStores();
     throw err;
   }

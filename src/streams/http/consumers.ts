@@ -9,7 +9,7 @@ import type { ConsumedRecord, ConsumerInstance } from '../groups/coordinator.js'
 import { baseFromHost } from './host.js';
 import type { StreamsDeps } from './routes.js';
 import { fetchAttributes, traced } from './tracing.js';
-import { checkName, queryInt, type ConsumerCreation } from './validate.js';
+import { checkName, querySignedInt, type ConsumerCreation } from './validate.js';
 
 export interface CreatedInstance {
   readonly instance_id: string;
@@ -51,16 +51,18 @@ export async function fetchRecords(
   instance: ConsumerInstance,
 ): Promise<ConsumedRecord[] | undefined> {
   const { settings } = deps;
-  const timeoutMs = queryInt(
-    req.query,
-    'timeout',
-    instance.config.requestTimeoutMs ?? settings.fetchTimeoutDefaultMs,
-    settings.fetchTimeoutMaxMs,
-  );
-  const maxBytes = Math.max(
-    1,
-    queryInt(req.query, 'max_bytes', settings.fetchMaxBytesDefault, settings.fetchMaxBytesLimit),
-  );
+  // As Confluent's v2 consumer resource (ConsumersResource.readRecords, KafkaConsumerReadTask):
+  // a negative `timeout` is the instance's default wait, and `max_bytes` of 0 or less sets no
+  // limit of the request's own, so the service's cap applies. `timeout=0` answers at once
+  // (Confluent: the default wait; docs/streams.md lists the difference).
+  const timeout = querySignedInt(req.query, 'timeout', settings.fetchTimeoutMaxMs);
+  const timeoutMs =
+    timeout === undefined || timeout < 0
+      ? (instance.config.requestTimeoutMs ?? settings.fetchTimeoutDefaultMs)
+      : timeout;
+  const asked = querySignedInt(req.query, 'max_bytes', settings.fetchMaxBytesLimit);
+  const maxBytes =
+    asked === undefined ? settings.fetchMaxBytesDefault : asked <= 0 ? settings.fetchMaxBytesLimit : asked;
   const abort = new AbortController();
   req.onAbort(() => abort.abort());
   const records = await deps.groups.fetch(instance, {

@@ -16,6 +16,13 @@ export interface CreatedInstance {
   readonly base_uri: string;
 }
 
+const instanceExists = (group: string, id: string): StreamsError =>
+  new StreamsError(
+    409,
+    ErrorCodes.instanceExists,
+    `consumer instance '${id}' already exists in group '${group}'; pick another name or DELETE it first`,
+  );
+
 /** `prefix` is the path the instance's endpoints live under: `/streams` or `` (Confluent's). */
 export async function createInstance(
   deps: StreamsDeps,
@@ -26,18 +33,14 @@ export async function createInstance(
 ): Promise<CreatedInstance> {
   checkName('consumer group', group, ErrorCodes.invalidConsumerConfig);
   const id = creation.name ?? uuid();
-  if (creation.name !== undefined && deps.groups.isMember(group, id)) {
-    throw new StreamsError(
-      409,
-      ErrorCodes.instanceExists,
-      `consumer instance '${id}' already exists in group '${group}'; pick another name or DELETE it first`,
-    );
-  }
+  if (creation.name !== undefined && deps.groups.isMember(group, id)) throw instanceExists(group, id);
   const base = deps.settings.publicUrl ?? baseFromHost(req.headers.host, deps.baseUrl);
   const baseUri = `${base}${prefix}/consumers/${encodeURIComponent(group)}/instances/${encodeURIComponent(id)}`;
   // The base_uri is kept with the instance: another node names it to clients that ask there.
-  await Promise.resolve(deps.groups.create(group, creation.config, id, baseUri));
+  const instance = deps.groups.create(group, creation.config, id, baseUri);
   await deps.groups.flush();
+  // Another node created the same name at the same moment and its write came first.
+  if (instance.deleted) throw instanceExists(group, id);
   return { instance_id: id, base_uri: baseUri };
 }
 

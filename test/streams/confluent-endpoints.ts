@@ -318,6 +318,17 @@ export function endpointTests(harness: () => Harness): void {
     const empty = await h.call('GET', `${path}/records?timeout=0`, { accept: BINARY_V2 });
     assert.equal(empty.headers.get('content-type'), BINARY_V2);
     assert.deepEqual(empty.body, []);
+    // ConsumersResource.readRecords(): max_bytes <= 0 is no limit of the request's own;
+    // KafkaConsumerReadTask: a timeout <= 0 is the instance's default wait. Both default to -1.
+    for (const query of ['timeout=-1&max_bytes=-1', 'timeout=-1&max_bytes=0']) {
+      await h.call('POST', '/topics/ep-records', {
+        body: { records: [{ value: b64('a') }, { value: b64('b') }] },
+        type: BINARY_V2,
+      });
+      const both = await h.call('GET', `${path}/records?${query}`, { accept: BINARY_V2 });
+      assert.equal(both.status, 200, both.text);
+      assert.deepEqual(both.body.map((r: { value: string }) => r.value).sort(), [b64('a'), b64('b')], query);
+    }
     expectError(await h.call('GET', `${path}/records`, { accept: JSON_V2 }), 406, 40601);
     expectError(await h.call('GET', `${path}/records`, { accept: HTML }), 406, 406);
     const nobody = await h.call('GET', '/consumers/ep-records/instances/nobody/records', {

@@ -9,17 +9,22 @@
 // states it needs — assignments, expiry — however long they take, up to the hang deadline.
 import { after, before, describe, test } from 'node:test';
 import { strict as assert } from 'node:assert';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { freePort } from '../helpers/context.js';
 import { natsAvailable, startNatsCluster, type NatsCluster } from '../helpers/nats.js';
-import { waitUntil, withinHang } from '../helpers/wait.js';
+import { waitUntil } from '../helpers/wait.js';
+import {
+  callNode,
+  clusterToken,
+  startableNode,
+  VND,
+  type CallOptions,
+  type Reply,
+  type SluiceNode,
+} from './cluster-nodes.js';
 
-const VND = 'application/vnd.streams.json.v2+json';
-const TOKEN = `multi-node-${process.pid}-${Math.random().toString(36).slice(2)}`;
 const TOPIC = 'orders';
 
 interface Rec {
@@ -29,106 +34,11 @@ interface Rec {
 }
 const at = (r: { partition: number; offset: number }): string => `${r.partition}/${r.offset}`;
 
-interface Reply {
-  status: number;
-  text: string;
-  body: any;
-}
-
-async function call(
-  base: string,
-  method: string,
-  path: string,
-  options: { body?: unknown; type?: string; accept?: string } = {},
-): Promise<Reply> {
-  const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` };
-  if (options.body !== undefined) headers['content-type'] = options.type ?? VND;
-  if (options.accept) headers.accept = options.accept;
-  const init: RequestInit = { method, headers, redirect: 'manual' };
-  if (options.body !== undefined) init.body = JSON.stringify(options.body);
-  const response = await fetch(base + path, init);
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, text, body };
-}
-
-interface SluiceNode {
-  readonly name: string;
-  readonly url: string;
-  start(): Promise<void>;
-  /** SIGKILL, as a crash. */
-  kill(): Promise<void>;
-  running(): boolean;
-}
-
-function sluiceNode(name: string, port: number, nats: string[], dir: string): SluiceNode {
-  const url = `http://127.0.0.1:${port}`;
-  let child: ChildProcess | undefined;
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('STREAMS_')),
-  );
-  const running = (): boolean => !!child && child.exitCode === null && child.signalCode === null;
-  return {
-    name,
-    url,
-    running,
-    /**
-     * Starts the process; one that exits before listening (JetStream not usable yet, e.g. a
-     * cluster still electing its leaders) is started again until it listens.
-     */
-    async start() {
-      await waitUntil(
-        `sluice node ${name} to listen`,
-        async () => {
-          const started = spawn(process.execPath, ['--import', 'tsx', 'test/streams/node-child.ts'], {
-            env: {
-              ...inherited,
-              LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
-              NODE_DATA_DIR: dir,
-              NODE_TOKEN: TOKEN,
-              STREAMS_HOST: '127.0.0.1',
-              STREAMS_PORT: String(port),
-              STREAMS_PUBLIC_URL: url,
-              STREAMS_BACKEND: 'jetstream',
-              STREAMS_NATS_SERVERS: nats.join(','),
-              STREAMS_REPLICAS: '3',
-              STREAMS_NODE_ID: name,
-              STREAMS_NODE_HEARTBEAT: '100ms',
-              STREAMS_NODE_TIMEOUT: '1s',
-            },
-            stdio: ['ignore', 'pipe', 'pipe'],
-          });
-          child = started;
-          let stderr = '';
-          started.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-          const listening = await withinHang(
-            `sluice node ${name} to listen or exit`,
-            new Promise<boolean>((resolve) => {
-              createInterface({ input: started.stdout }).once('line', () => resolve(true));
-              started.once('exit', () => resolve(false));
-            }),
-          );
-          if (!listening && !/JetStream is not usable|cannot connect to NATS|timeout/i.test(stderr))
-            throw new Error(`node ${name} exited before listening:\n${stderr}`);
-          return listening;
-        },
-        { intervalMs: 100 },
-      );
-    },
-    async kill() {
-      const c = child;
-      if (!c || !running()) return;
-      const exited = new Promise((resolve) => c.once('exit', resolve));
-      c.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
+const token = clusterToken('multi-node');
+const call = (base: string, method: string, path: string, options: CallOptions = {}): Promise<Reply> =>
+  callNode(token, base, method, path, options);
+const sluiceNode = (name: string, port: number, nats: string[], dir: string): SluiceNode =>
+  startableNode({ name, port, nats, dir, token });
 
 interface Consumer {
   readonly node: SluiceNode;
@@ -293,17 +203,6 @@ describe(
       assert.ok(ib.baseUri.startsWith(`${b.url}/`));
       const [ownedA, ownedB] = await waitForSplit([ia, ib]);
       assert.ok(ownedA!.length > 0 && ownedB!.length > 0, 'each instance holds a partition');
-
-      // Another node answers for an instance with a 404 that names where it lives.
-      for (const [node, c] of [
-        [b, ia],
-        [a, ib],
-      ] as const) {
-        const elsewhere = await call(node.url, 'GET', `${c.path}/records?timeout=0`, { accept: VND });
-        assert.equal(elsewhere.status, 404);
-        assert.equal(elsewhere.body.error_code, 40403);
-        assert.ok(elsewhere.body.message.includes(c.baseUri), elsewhere.body.message);
-      }
 
       const N = 300;
       let producing = true;

@@ -46,9 +46,18 @@ export class ConsumerGroups {
     return this.members.create(group, config, id, baseUri);
   }
 
-  /** The instance, renewed against idle expiry; 404/40403 when unknown. */
-  get(group: string, id: string): ConsumerInstance {
-    return this.members.get(group, id);
+  /**
+   * The instance, renewed against idle expiry; 404/40403 when unknown. On a store shared by
+   * several nodes, an instance another node served last is taken over (docs/streams.md,
+   * "Consumer instances on any node").
+   */
+  acquire(group: string, id: string): Promise<ConsumerInstance> {
+    return this.members.acquire(group, id);
+  }
+
+  /** The instance if this node serves it (push streams); 404/40403 otherwise. */
+  local(group: string, id: string): ConsumerInstance {
+    return this.members.local(group, id);
   }
 
   /** True when the group has a member with this id, on this node or another. */

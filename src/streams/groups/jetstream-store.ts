@@ -4,10 +4,15 @@
 // answers reads from it. Writes are issued without waiting; `flush()` waits for their acks and
 // then for the watch to have delivered them, so a reader on this node sees its own writes.
 //
-// Members of this node are written by this node only (plain puts); what other nodes do with
-// them is revision-checked: a node taken for dead has its members deleted with the revision the
-// survivor saw, and partitions change holder with create / update-at-revision / delete-at-revision,
-// so two survivors never both win. A partition is let go only after the commits issued before
+// An instance's whole state (member, subscription, settings, positions) is one key, written by
+// the node serving the instance, each write at the revision of its previous one (compare-and-set).
+// Any node can take an instance over (`adopt`: a request for it arrived there) by writing it at the
+// revision its copy holds; the node that served it sees the move in its watch (or its next write
+// is refused) and stops serving it. Of two nodes using one instance at once, the later write
+// loses and that node's request is refused, so no position is stored twice or lost (see
+// docs/streams.md, "Consumer instances on any node"). A node taken for dead has its members
+// deleted with the revision the survivor saw, and partitions change holder with create /
+// update-at-revision / delete-at-revision, so two survivors never both win. A partition is let go only after the commits issued before
 // are acknowledged, and a new holder reads the committed offset only once the watch delivered
 // its own claim — every write before it (the old holder's commit included) is in the copy then.
 
@@ -15,6 +20,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ErrorCodes, StreamsError } from '../errors.js';
+import { isWrongLastSequence } from '../nats/api-codes.js';
 import { claimKey, memberKey, nodeKey, offsetKey, parseKey, positionsKey } from './kv-keys.js';
 import { NodeLiveness } from './liveness.js';
 import { BucketFollower, onReconnect } from '../nats/bucket-follower.js';
@@ -51,7 +57,21 @@ export interface JetStreamGroupStoreOptions {
   readonly onError?: (what: string, error: unknown) => void;
 }
 
-type StoredMember = Omit<InstanceRecord, 'positions'>;
+/** An instance as stored; records of older versions keep their positions under a `p.` key. */
+type StoredMember = Omit<InstanceRecord, 'positions'> & { readonly positions?: InstanceRecord['positions'] };
+
+/** The outcome of an instance's writes: stored, refused because another node took it, or failed. */
+type OwnOutcome = 'stored' | 'lost' | 'failed';
+
+/** An instance this node serves: its writes, one after another, each at the last revision. */
+interface Own {
+  revision: number;
+  /** The next value to write (null: delete), taken when the step queued for it runs. */
+  next: string | null | undefined;
+  last: string | undefined;
+  chain: Promise<OwnOutcome>;
+  lost: boolean;
+}
 
 interface Held {
   readonly holder: PartitionHolder;
@@ -82,6 +102,9 @@ export class JetStreamGroupStore implements GroupStore {
   private readonly listeners = new Set<(event: GroupStoreEvent) => void>();
   private readonly pending = new Set<Promise<void>>();
   private readonly waiters: Array<{ revision: number; resolve: () => void }> = [];
+  private readonly conditions = new Set<() => void>();
+  /** Member keys of the instances this node serves (or served until another node took them). */
+  private readonly own = new Map<string, Own>();
   private readonly liveness: NodeLiveness;
   private readonly onError: (what: string, error: unknown) => void;
   private failure: unknown;
@@ -188,7 +211,8 @@ export class JetStreamGroupStore implements GroupStore {
     for (const members of this.membersByGroup.values()) {
       for (const { member } of members.values()) {
         if (member.node !== this.nodeId) continue;
-        const positions = this.positionsAtOpen.get(positionsKey(member.group, member.id)) ?? {};
+        const positions =
+          member.positions ?? this.positionsAtOpen.get(positionsKey(member.group, member.id)) ?? {};
         // JSON leaves out an unset request timeout; the record has the key.
         const config = { ...member.config, requestTimeoutMs: member.config.requestTimeoutMs ?? undefined };
         out.push({ ...member, config, positions });
@@ -198,24 +222,88 @@ export class JetStreamGroupStore implements GroupStore {
   }
 
   saveInstance(record: InstanceRecord): void {
-    const { positions, ...member } = record;
-    const stored: StoredMember = { ...member, node: this.nodeId };
-    this.membersOf(record.group).set(record.id, {
-      member: stored,
-      revision: this.membersByGroup.get(record.group)?.get(record.id)?.revision ?? 0,
-    });
-    this.put(memberKey(record.group, record.id), JSON.stringify(stored));
-    this.put(positionsKey(record.group, record.id), JSON.stringify(positions));
+    const stored: StoredMember = { ...record, node: this.nodeId };
+    const known = this.membersByGroup.get(record.group)?.get(record.id);
+    this.membersOf(record.group).set(record.id, { member: stored, revision: known?.revision ?? 0 });
+    this.ownWrite(record.group, record.id, JSON.stringify(stored));
   }
 
   deleteInstance(group: string, id: string): void {
+    // The write chain first: it starts from the revision the copy holds.
+    this.ownWrite(group, id, null);
     const members = this.membersByGroup.get(group);
     members?.delete(id);
     if (members?.size === 0) this.membersByGroup.delete(group);
-    for (const key of [memberKey(group, id), positionsKey(group, id)]) {
-      this.written.delete(key);
-      this.write(this.kv.delete(key));
+    const legacy = positionsKey(group, id);
+    if (this.positionsAtOpen.delete(legacy)) this.write(this.kv.delete(legacy));
+  }
+
+  async adopt(group: string, id: string): Promise<InstanceRecord | undefined> {
+    const key = memberKey(group, id);
+    const deadline = Date.now() + (this.options.visibleTimeoutMs ?? 30_000);
+    let caughtUp = false;
+    for (;;) {
+      const known = this.membersByGroup.get(group)?.get(id);
+      if (!known && !caughtUp && !this.closed) {
+        // Maybe created through another node a moment ago: read up to the bucket's last
+        // revision before answering that there is no such instance.
+        caughtUp = true;
+        const status = await this.kv.status().catch((error: unknown) => {
+          throw storeFailure(error);
+        });
+        await this.visible(status.streamInfo.state.last_seq);
+        continue;
+      }
+      if (!known || this.closed) return undefined;
+      const record: InstanceRecord = {
+        ...known.member,
+        positions: known.member.positions ?? {},
+        node: this.nodeId,
+      };
+      const value = JSON.stringify(record);
+      let revision: number;
+      try {
+        revision = await this.kv.update(key, value, known.revision);
+      } catch (error) {
+        if (!isWrongLastSequence(error)) throw storeFailure(error);
+        // This node's copy is behind (the instance was used elsewhere since, or deleted): go
+        // again from what the watch delivers next.
+        await this.until(
+          () => this.membersByGroup.get(group)?.get(id)?.revision !== known.revision,
+          deadline,
+        );
+        continue;
+      }
+      this.acked = Math.max(this.acked, revision);
+      this.own.set(key, {
+        revision,
+        next: undefined,
+        last: value,
+        chain: Promise.resolve('stored'),
+        lost: false,
+      });
+      this.membersOf(group).set(id, { member: record, revision });
+      // Reads on this node (committed offsets, holders) are at least as new as the move.
+      await this.visible(revision);
+      // Taken by another node again while the watch caught up: go again.
+      if (this.own.get(key)?.lost) continue;
+      return record;
     }
+  }
+
+  /**
+   * The outcome of the write step that holds the instance's last save (asked in the same turn
+   * as the save): a step is one compare-and-set, so 'stored' means exactly that state is stored.
+   */
+  instanceSaved(group: string, id: string): Promise<boolean> {
+    const own = this.own.get(memberKey(group, id));
+    if (!own) return Promise.resolve(true);
+    // Taken over before the save: the save was dropped.
+    if (own.lost) return Promise.resolve(false);
+    return own.chain.then((outcome) => {
+      if (outcome === 'failed') throw storeFailure(this.failure ?? new Error('writing the instance failed'));
+      return outcome === 'stored';
+    });
   }
 
   members(group: string): readonly GroupMember[] {
@@ -293,6 +381,7 @@ export class JetStreamGroupStore implements GroupStore {
     await Promise.allSettled([...this.pending]);
     await this.follower.stop();
     for (const w of this.waiters.splice(0)) w.resolve();
+    for (const check of [...this.conditions]) check();
   }
 
   // --- internals ---------------------------------------------------------------------------
@@ -321,23 +410,40 @@ export class JetStreamGroupStore implements GroupStore {
   }
 
   private applyMember(entry: KvWatchEntry, key: { group: string; id: string }, deleted: boolean): void {
-    const known = this.membersByGroup.get(key.group)?.get(key.id);
     if (deleted) return this.applyMemberDeleted(entry.key, key);
+    const known = this.membersByGroup.get(key.group)?.get(key.id);
     const member = entry.json<StoredMember>();
     if (member.node === this.nodeId && this.opened) {
-      if (known) known.revision = entry.revision;
+      if (known) known.revision = Math.max(known.revision, entry.revision);
       // A write of an instance this node no longer has (it was deleted or expired meanwhile).
       else void this.kv.delete(entry.key, { previousSeq: entry.revision }).catch(() => undefined);
       return;
     }
+    const own = this.own.get(entry.key);
+    const ours = own ? !own.lost : known?.member.node === this.nodeId;
+    if (ours && this.opened) {
+      // Older than this node's own state of the instance: from before this node took it over.
+      if (entry.revision <= (own?.revision ?? known?.revision ?? 0)) return;
+      // Another node took the instance over: it serves it from now on.
+      if (own) own.lost = true;
+      this.membersOf(key.group).set(key.id, { member, revision: entry.revision });
+      this.emit({ type: 'removed', group: key.group, id: key.id });
+      return;
+    }
+    // Every fetch rewrites the positions; only a new member or subscription changes the group.
+    const moved =
+      !known ||
+      known.member.seq !== member.seq ||
+      JSON.stringify(known.member.topics) !== JSON.stringify(member.topics);
     this.membersOf(key.group).set(key.id, { member, revision: entry.revision });
-    if (this.opened) this.emit({ type: 'changed', group: key.group });
+    if (this.opened && moved) this.emit({ type: 'changed', group: key.group });
   }
 
   private applyMemberDeleted(storeKey: string, key: { group: string; id: string }): void {
     const members = this.membersByGroup.get(key.group);
     const known = members?.get(key.id);
     if (!members || !known) return;
+    this.own.delete(storeKey);
     members.delete(key.id);
     if (members.size === 0) this.membersByGroup.delete(key.group);
     if (known.member.node === this.nodeId) {
@@ -384,8 +490,15 @@ export class JetStreamGroupStore implements GroupStore {
       for (const [id, { member }] of [...members]) {
         const key = memberKey(group, id);
         if (keys.has(key)) continue;
-        if (member.node === this.nodeId) this.put(key, JSON.stringify(member));
-        else this.applyMemberDeleted(key, { group, id });
+        if (member.node !== this.nodeId) {
+          this.applyMemberDeleted(key, { group, id });
+          continue;
+        }
+        // Written again from nothing: the next write of the chain is a create.
+        const own = this.own.get(key);
+        if (own) own.revision = 0;
+        else this.membersOf(group).set(id, { member, revision: 0 });
+        this.ownWrite(group, id, JSON.stringify(member));
       }
     }
     for (const [group, held] of [...this.claims]) {
@@ -403,11 +516,64 @@ export class JetStreamGroupStore implements GroupStore {
     return members;
   }
 
-  /** A put of this node's own key, skipped when the value is what it last wrote. */
-  private put(key: string, value: string): void {
-    if (this.written.get(key) === value) return;
-    this.written.set(key, value);
-    this.write(this.kv.put(key, value));
+  /**
+   * Queues a write (null: delete) of an instance this node serves, after its writes before, at
+   * the revision the last one was stored at. A refusal means another node took the instance.
+   */
+  private ownWrite(group: string, id: string, value: string | null): void {
+    const key = memberKey(group, id);
+    let own = this.own.get(key);
+    if (!own) {
+      own = {
+        revision: this.membersByGroup.get(group)?.get(id)?.revision ?? 0,
+        next: undefined,
+        last: undefined,
+        chain: Promise.resolve('stored'),
+        lost: false,
+      };
+      this.own.set(key, own);
+    }
+    if (own.lost || (value !== null && value === own.last && own.next === undefined)) return;
+    const queued = own.next !== undefined;
+    own.next = value;
+    // A step not started yet takes the newest value when it starts.
+    if (queued) return;
+    const entry = own;
+    const step = entry.chain.then((outcome) =>
+      outcome === 'lost' ? outcome : this.writeOwn(key, group, id, entry),
+    );
+    entry.chain = step;
+    this.write(step.then(() => undefined));
+  }
+
+  private async writeOwn(key: string, group: string, id: string, own: Own): Promise<OwnOutcome> {
+    const value = own.next;
+    own.next = undefined;
+    if (value === undefined || own.lost) return own.lost ? 'lost' : 'stored';
+    try {
+      if (value === null) {
+        if (own.revision > 0) await this.kv.delete(key, { previousSeq: own.revision });
+        if (this.own.get(key) === own) this.own.delete(key);
+        return 'stored';
+      }
+      own.revision =
+        own.revision > 0 ? await this.kv.update(key, value, own.revision) : await this.kv.create(key, value);
+      own.last = value;
+      this.acked = Math.max(this.acked, own.revision);
+      return 'stored';
+    } catch (error) {
+      if (!isWrongLastSequence(error)) {
+        // Unknown outcome (JetStream away): flush() and instanceSaved() report it.
+        this.failure ??= error;
+        this.onError('writing a consumer instance', error);
+        return 'failed';
+      }
+      if (!own.lost) {
+        own.lost = true;
+        if (value !== null) this.emit({ type: 'removed', group, id });
+      }
+      return 'lost';
+    }
   }
 
   private write(operation: Promise<number | void>): void {
@@ -449,7 +615,29 @@ export class JetStreamGroupStore implements GroupStore {
     });
   }
 
+  /** Resolves once `condition` holds after a delivery of the watch; 503 at the deadline. */
+  private until(condition: () => boolean, deadline: number): Promise<void> {
+    if (condition() || this.closed) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const check = (): void => {
+        if (!condition() && !this.closed) return;
+        clearTimeout(timer);
+        this.conditions.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(
+        () => {
+          this.conditions.delete(check);
+          reject(storeFailure(new Error('the group-state watch did not deliver the instance in time')));
+        },
+        Math.max(0, deadline - Date.now()),
+      );
+      this.conditions.add(check);
+    });
+  }
+
   private wakeWaiters(): void {
+    for (const check of [...this.conditions]) check();
     for (let i = this.waiters.length - 1; i >= 0; i--) {
       const w = this.waiters[i]!;
       if (w.revision <= this.seen) {

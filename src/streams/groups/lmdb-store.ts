@@ -72,6 +72,16 @@ export class LmdbGroupStore implements GroupStore {
     return [...(this.membersByGroup.get(group)?.values() ?? [])];
   }
 
+  /** One node serves every instance: there is never another node's instance to take over. */
+  adopt(group: string, id: string): Promise<InstanceRecord | undefined> {
+    return Promise.resolve(this.instancesDb.get([group, id]));
+  }
+
+  /** Positions ride the next group commit, as before (a crash may repeat the last fetch). */
+  instanceSaved(_group: string, _id: string): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
   holders(group: string): readonly PartitionHolder[] {
     return [...(this.held.get(group)?.values() ?? [])];
   }

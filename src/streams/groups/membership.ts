@@ -21,12 +21,14 @@ import {
   type GroupLimits,
   type GroupView,
 } from './instance.js';
-import type { GroupStore, GroupStoreEvent, InstanceConfig } from './store.js';
+import type { GroupStore, GroupStoreEvent, InstanceConfig, InstanceRecord } from './store.js';
 
 export class GroupMembership {
   private readonly groups = new Map<string, Map<string, ConsumerInstance>>();
   /** Per group: resolves once the last rebalance's starting positions are filled in. */
   private readonly settling = new Map<string, Promise<void>>();
+  /** Instances being taken over from another node, by `group\0id`. */
+  private readonly adopting = new Map<string, Promise<ConsumerInstance>>();
   private readonly unsubscribeStore: () => void;
   private nextSeq = 1;
   private closed = false;
@@ -63,33 +65,39 @@ export class GroupMembership {
     const now = this.now();
     const touched = new Set<string>();
     for (const record of this.store.loadInstances()) {
-      const instance = new ConsumerInstance(
-        record.group,
-        record.id,
-        record.seq,
-        record.createdAt,
-        record.config,
-        record.topics,
-        now,
-        record.node,
-        record.baseUri,
-      );
-      // A position is only good while the instance kept its partition; one that moved to
-      // another instance meanwhile starts again from the committed offset.
-      const heldByOthers = new Set(
-        this.store
-          .holders(record.group)
-          .filter((h) => h.instance !== record.id)
-          .map((h) => positionKey(h.topic, h.partition)),
-      );
-      for (const [key, offset] of Object.entries(record.positions))
-        if (!heldByOthers.has(key)) instance.positions.set(key, offset);
-      instance.manual = [...(record.manual ?? [])];
-      this.membersOf(record.group, true).set(record.id, instance);
-      this.nextSeq = Math.max(this.nextSeq, record.seq + 1);
+      this.instate(record, now);
       touched.add(record.group);
     }
     for (const group of touched) this.rebalance(group, false);
+  }
+
+  /** Makes a stored instance one of this node's (after a restart, or taken over from another node). */
+  private instate(record: InstanceRecord, now: number): ConsumerInstance {
+    const instance = new ConsumerInstance(
+      record.group,
+      record.id,
+      record.seq,
+      record.createdAt,
+      record.config,
+      record.topics,
+      now,
+      this.store.nodeId,
+      record.baseUri,
+    );
+    // A position is only good while the instance kept its partition; one that moved to
+    // another instance meanwhile starts again from the committed offset.
+    const heldByOthers = new Set(
+      this.store
+        .holders(record.group)
+        .filter((h) => h.instance !== record.id)
+        .map((h) => positionKey(h.topic, h.partition)),
+    );
+    for (const [key, offset] of Object.entries(record.positions))
+      if (!heldByOthers.has(key)) instance.positions.set(key, offset);
+    instance.manual = [...(record.manual ?? [])];
+    this.membersOf(record.group, true).set(record.id, instance);
+    this.nextSeq = Math.max(this.nextSeq, record.seq + 1);
+    return instance;
   }
 
   /** `baseUri`: where clients reach the instance (named to clients that ask another node). */
@@ -110,8 +118,41 @@ export class GroupMembership {
     return instance;
   }
 
-  /** The instance, renewed against idle expiry; 404/40403 when unknown. */
-  get(group: string, id: string): ConsumerInstance {
+  /**
+   * The instance, renewed against idle expiry; 404/40403 when unknown. One served last by
+   * another node (shared store) is taken over with its stored state: from now on this node
+   * serves it, and the other node stops (GroupStore.adopt).
+   */
+  async acquire(group: string, id: string): Promise<ConsumerInstance> {
+    const local = this.groups.get(group)?.get(id);
+    if (local) {
+      local.lastSeen = this.now();
+      return local;
+    }
+    const key = `${group}\u0000${id}`;
+    let adopting = this.adopting.get(key);
+    if (!adopting) {
+      adopting = this.adopt(group, id).finally(() => this.adopting.delete(key));
+      this.adopting.set(key, adopting);
+    }
+    const instance = await adopting;
+    instance.lastSeen = this.now();
+    return instance;
+  }
+
+  private async adopt(group: string, id: string): Promise<ConsumerInstance> {
+    const record = await this.store.adopt(group, id);
+    if (!record || this.closed) throw instanceNotFound(group, id);
+    const instance = this.groups.get(group)?.get(id) ?? this.instate(record, this.now());
+    this.rebalance(group, false);
+    return instance;
+  }
+
+  /**
+   * The instance when this node serves it (a push stream stays on the node it is connected
+   * to); 404/40403 naming the node that serves it otherwise.
+   */
+  local(group: string, id: string): ConsumerInstance {
     const instance = this.groups.get(group)?.get(id);
     if (!instance) {
       const remote = this.store.members(group).find((m) => m.id === id);

@@ -18,6 +18,13 @@ import {
 import type { GroupMembership } from './membership.js';
 import type { GroupStore } from './store.js';
 
+/** The fetch read records but another node took the instance over before their positions were stored. */
+const takenOver = (group: string, id: string): StreamsError =>
+  illegalState(
+    `consumer instance '${id}' of group '${group}' was taken over by another Sluice node while this fetch ran ` +
+      '(it was used through two nodes at once); the records read here were not delivered, the next fetch returns them',
+  );
+
 export class GroupReader {
   private readonly waiting = new Set<ConsumerInstance>();
   private readonly unsubscribeLog: () => void;
@@ -75,7 +82,7 @@ export class GroupReader {
     instance.readers++;
     try {
       await previous;
-      if (instance.deleted) throw instanceNotFound(instance.group, instance.id);
+      if (instance.deleted) throw this.gone(instance);
       this.checkReadable(instance, options);
       if (options.commitDelivered ?? instance.config.autoCommit) this.members.commitPositions(instance);
       for (;;) {
@@ -85,7 +92,13 @@ export class GroupReader {
         this.requirePositions(instance);
         const records = await this.collect(instance, options);
         if (records.length > 0) {
+          // The positions after these records must be stored before they are handed out: a
+          // node that takes the instance over next starts from them (on a shared store). The
+          // outcome asked for is that of this very write (asked in the same turn).
           this.members.save(instance);
+          if (instance.deleted) throw this.gone(instance);
+          if (!(await this.store.instanceSaved(instance.group, instance.id)))
+            throw takenOver(instance.group, instance.id);
           return records;
         }
         const left = deadline - this.now();
@@ -97,6 +110,13 @@ export class GroupReader {
       instance.lastSeen = this.now();
       release();
     }
+  }
+
+  /** A fetch of an instance this node no longer serves: deleted or expired, or taken over. */
+  private gone(instance: ConsumerInstance): StreamsError {
+    return this.members.isMember(instance.group, instance.id)
+      ? takenOver(instance.group, instance.id)
+      : instanceNotFound(instance.group, instance.id);
   }
 
   private checkReadable(instance: ConsumerInstance, options: FetchOptions): void {

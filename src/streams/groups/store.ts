@@ -51,7 +51,10 @@ export interface PartitionHolder {
 export type GroupStoreEvent =
   /** The group's members, their subscriptions or its partition holders changed. */
   | { readonly type: 'changed'; readonly group: string }
-  /** Another node removed one of this node's instances (this node was taken for dead). */
+  /**
+   * Another node removed one of this node's instances (this node was taken for dead), or took
+   * it over (a request for it reached that node): this node stops serving it.
+   */
   | { readonly type: 'removed'; readonly group: string; readonly id: string };
 
 export interface GroupStore {
@@ -70,6 +73,21 @@ export interface GroupStore {
   deleteInstance(group: string, id: string): void;
   /** Every live member of the group, on every node (this node's included). */
   members(group: string): readonly GroupMember[];
+
+  /**
+   * Makes this node the one that serves an instance another node served last, with the state
+   * that node stored (positions included). The move is a compare-and-set on the stored state,
+   * so of two nodes taking the instance at once one wins and the other tries again from what
+   * the winner stored; the node that lost the instance is told with a `removed` event.
+   * Resolves with the stored record, or undefined when the instance no longer exists.
+   */
+  adopt(group: string, id: string): Promise<InstanceRecord | undefined>;
+  /**
+   * Asked in the same turn as a `saveInstance`: resolves once that save is stored, true, or
+   * false when another node took the instance over first (the save was refused, nothing of it
+   * is kept).
+   */
+  instanceSaved(group: string, id: string): Promise<boolean>;
 
   /**
    * Partition hand-over. The assignment is computed from the members alone; before an instance

@@ -9,12 +9,19 @@ import type { ConsumedRecord, ConsumerInstance } from '../groups/coordinator.js'
 import { baseFromHost } from './host.js';
 import type { StreamsDeps } from './routes.js';
 import { fetchAttributes, traced } from './tracing.js';
-import { checkName, queryInt, type ConsumerCreation } from './validate.js';
+import { checkName, querySignedInt, type ConsumerCreation } from './validate.js';
 
 export interface CreatedInstance {
   readonly instance_id: string;
   readonly base_uri: string;
 }
+
+const instanceExists = (group: string, id: string): StreamsError =>
+  new StreamsError(
+    409,
+    ErrorCodes.instanceExists,
+    `consumer instance '${id}' already exists in group '${group}'; pick another name or DELETE it first`,
+  );
 
 /** `prefix` is the path the instance's endpoints live under: `/streams` or `` (Confluent's). */
 export async function createInstance(
@@ -26,18 +33,14 @@ export async function createInstance(
 ): Promise<CreatedInstance> {
   checkName('consumer group', group, ErrorCodes.invalidConsumerConfig);
   const id = creation.name ?? uuid();
-  if (creation.name !== undefined && deps.groups.isMember(group, id)) {
-    throw new StreamsError(
-      409,
-      ErrorCodes.instanceExists,
-      `consumer instance '${id}' already exists in group '${group}'; pick another name or DELETE it first`,
-    );
-  }
+  if (creation.name !== undefined && deps.groups.isMember(group, id)) throw instanceExists(group, id);
   const base = deps.settings.publicUrl ?? baseFromHost(req.headers.host, deps.baseUrl);
   const baseUri = `${base}${prefix}/consumers/${encodeURIComponent(group)}/instances/${encodeURIComponent(id)}`;
   // The base_uri is kept with the instance: another node names it to clients that ask there.
-  await Promise.resolve(deps.groups.create(group, creation.config, id, baseUri));
+  const instance = deps.groups.create(group, creation.config, id, baseUri);
   await deps.groups.flush();
+  // Another node created the same name at the same moment and its write came first.
+  if (instance.deleted) throw instanceExists(group, id);
   return { instance_id: id, base_uri: baseUri };
 }
 
@@ -51,16 +54,18 @@ export async function fetchRecords(
   instance: ConsumerInstance,
 ): Promise<ConsumedRecord[] | undefined> {
   const { settings } = deps;
-  const timeoutMs = queryInt(
-    req.query,
-    'timeout',
-    instance.config.requestTimeoutMs ?? settings.fetchTimeoutDefaultMs,
-    settings.fetchTimeoutMaxMs,
-  );
-  const maxBytes = Math.max(
-    1,
-    queryInt(req.query, 'max_bytes', settings.fetchMaxBytesDefault, settings.fetchMaxBytesLimit),
-  );
+  // As Confluent's v2 consumer resource (ConsumersResource.readRecords, KafkaConsumerReadTask):
+  // a negative `timeout` is the instance's default wait, and `max_bytes` of 0 or less sets no
+  // limit of the request's own, so the service's cap applies. `timeout=0` answers at once
+  // (Confluent: the default wait; docs/streams.md lists the difference).
+  const timeout = querySignedInt(req.query, 'timeout', settings.fetchTimeoutMaxMs);
+  const timeoutMs =
+    timeout === undefined || timeout < 0
+      ? (instance.config.requestTimeoutMs ?? settings.fetchTimeoutDefaultMs)
+      : timeout;
+  const asked = querySignedInt(req.query, 'max_bytes', settings.fetchMaxBytesLimit);
+  const maxBytes =
+    asked === undefined ? settings.fetchMaxBytesDefault : asked <= 0 ? settings.fetchMaxBytesLimit : asked;
   const abort = new AbortController();
   req.onAbort(() => abort.abort());
   const records = await deps.groups.fetch(instance, {

@@ -43,13 +43,13 @@ export function registerInstanceRoutes(
   const { groups } = deps;
   const handler = (fn: Parameters<typeof streamsHandler>[0]): Handler => streamsHandler(fn, codec.errorType);
   const path = codec.instancePath;
-  const instanceOf = (req: HttpRequest): ConsumerInstance =>
-    groups.get(req.params.group ?? '', req.params.instance ?? '');
+  const instanceOf = (req: HttpRequest): Promise<ConsumerInstance> =>
+    groups.acquire(req.params.group ?? '', req.params.instance ?? '');
 
   /** A change to the instance, stored before the 204. */
   const change = (act: (instance: ConsumerInstance) => void) =>
     handler(async (req, res) => {
-      act(instanceOf(req));
+      act(await instanceOf(req));
       await groups.flush();
       res.send(undefined, 204);
     });
@@ -63,7 +63,7 @@ export function registerInstanceRoutes(
   router.post(
     `${path}/subscription`,
     handler(async (req, res) => {
-      const instance = instanceOf(req);
+      const instance = await instanceOf(req);
       const topics = codec.subscription(await req.json(codec.bodyTypes));
       if (topics !== undefined) {
         groups.subscribe(instance, topics);
@@ -75,7 +75,7 @@ export function registerInstanceRoutes(
   );
   router.get(
     `${path}/subscription`,
-    handler((req, res) => codec.send(req, res, { topics: instanceOf(req).topics })),
+    handler(async (req, res) => codec.send(req, res, { topics: (await instanceOf(req)).topics })),
     options,
   );
   router.delete(
@@ -87,7 +87,7 @@ export function registerInstanceRoutes(
   router.get(
     `${path}/records`,
     handler(async (req, res) => {
-      const instance = instanceOf(req);
+      const instance = await instanceOf(req);
       const type = codec.recordsType(req, instance);
       const records = await tracedFetch(deps, req, instance);
       if (records === undefined) return;

@@ -14,7 +14,7 @@ export interface OffsetRoutes {
   instancePath: string;
   bodyTypes: readonly string[];
   groups: ConsumerGroups;
-  instanceOf: (req: HttpRequest) => ConsumerInstance;
+  instanceOf: (req: HttpRequest) => Promise<ConsumerInstance>;
   /** Answers `GET …/offsets` and `GET …/positions` with `{offsets}`. */
   sendOffsets: (
     req: HttpRequest,
@@ -36,7 +36,7 @@ export function registerOffsetRoutes(router: Router, p: OffsetRoutes): void {
   router.post(
     `${p.instancePath}/offsets`,
     handler(async (req, res) => {
-      const instance = instanceOf(req);
+      const instance = await instanceOf(req);
       const offsets = parseOffsets(await optionalJson(req, bodyTypes), false);
       // An empty body commits everything fetched so far (Confluent and Redpanda do the same).
       if (offsets === undefined) groups.commitPositions(instance);
@@ -50,7 +50,7 @@ export function registerOffsetRoutes(router: Router, p: OffsetRoutes): void {
     `${p.instancePath}/offsets`,
     handler(async (req, res) => {
       const partitions = parsePartitions(await optionalJson(req, bodyTypes), false);
-      const offsets = groups.committedOffsets(instanceOf(req), partitions);
+      const offsets = groups.committedOffsets(await instanceOf(req), partitions);
       const shown = p.uncommitted === 'omit' ? offsets.filter((o) => o.offset >= 0) : offsets;
       p.sendOffsets(
         req,
@@ -62,14 +62,14 @@ export function registerOffsetRoutes(router: Router, p: OffsetRoutes): void {
   );
   router.get(
     `${p.instancePath}/positions`,
-    handler(async (req, res) => p.sendOffsets(req, res, await groups.positionsOf(instanceOf(req)))),
+    handler(async (req, res) => p.sendOffsets(req, res, await groups.positionsOf(await instanceOf(req)))),
     options,
   );
   const seekRoute = (suffix: string, seek: (instance: ConsumerInstance, body: unknown) => Promise<void>) =>
     router.post(
       `${p.instancePath}/positions${suffix}`,
       handler(async (req, res) => {
-        const instance = instanceOf(req);
+        const instance = await instanceOf(req);
         await seek(instance, await req.json(bodyTypes));
         await groups.flush();
         res.send(undefined, 204);

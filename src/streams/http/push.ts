@@ -36,7 +36,7 @@ export function pushHandlers(groups: ConsumerGroups, settings: StreamsSettings):
 
   const upgrade = (req: HttpRequest): Record<string, unknown> => {
     try {
-      const instance = groups.get(req.params.group ?? '', req.params.instance ?? '');
+      const instance = groups.local(req.params.group ?? '', req.params.instance ?? '');
       if (instance.topics.length === 0) {
         throw new HttpError(
           409,

@@ -407,6 +407,18 @@ export function parsePartitions(body: unknown, required: boolean): TopicPartitio
 }
 
 /** A query parameter as a non-negative integer, or the default. */
+/**
+ * An integer query parameter that may be negative (Confluent's v2 resource declares `-1` as the
+ * default of `timeout` and `max_bytes`); undefined when absent, a positive value at most `max`.
+ */
+export function querySignedInt(params: URLSearchParams, name: string, max: number): number | undefined {
+  const raw = params.get(name);
+  if (raw === null || raw === '') return undefined;
+  if (!/^-?\d+$/.test(raw))
+    throw unprocessable(`query parameter ${name} must be an integer, got ${JSON.stringify(raw)}`);
+  return Math.min(Number(raw), max);
+}
+
 export function queryInt(params: URLSearchParams, name: string, fallback: number, max: number): number {
   const raw = params.get(name);
   if (raw === null || raw === '') return fallback;

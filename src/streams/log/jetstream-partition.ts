@@ -13,9 +13,10 @@
 // max_payload. Reads find the message that holds an offset (a hint from the previous read, or a
 // binary search over sequences) and read forward by sequence.
 
-import { JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { CodedError } from '../../core/errors.js';
+import { isPermanentRefusal, isWrongLastSequence } from '../nats/api-codes.js';
 import { ErrorCodes, StreamsError } from '../errors.js';
 import { decodeRecord, mergeBatches, visitBatch } from './codec.js';
 import type { BatchCache, CachedBatch } from './jetstream-cache.js';
@@ -23,8 +24,6 @@ import type { ReadLimits, StoredRecord } from './types.js';
 
 export const BASE_HEADER = 'Sluice-Base';
 export const COUNT_HEADER = 'Sluice-Count';
-/** The JetStream API's error for a failed `Nats-Expected-Last-Sequence`. */
-const WRONG_LAST_SEQUENCE = 10071;
 /** Messages of one partition in flight at once. */
 const PIPELINE = 4;
 /** Messages fetched together when reading forward. */
@@ -289,10 +288,9 @@ export class PartitionLog {
         lastError = error;
         this.known = false;
         // Another writer appended first: reload the tail and go again at once.
-        if (error instanceof JetStreamApiError && error.code === WRONG_LAST_SEQUENCE) continue;
-        if (error instanceof JetStreamApiError && error.status < 500 && error.code !== 10008) {
-          // A refusal that a retry will not change (e.g. the stream is gone); 10008 is
-          // "JetStream system temporarily unavailable".
+        if (isWrongLastSequence(error)) continue;
+        if (isPermanentRefusal(error)) {
+          // A refusal that a retry will not change (e.g. the stream is gone).
           throw error;
         }
         // Unknown outcome (time-out, no responders, lost connection): retry with the same

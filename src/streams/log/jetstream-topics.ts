@@ -7,6 +7,7 @@
 
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { isWrongLastSequence } from '../nats/api-codes.js';
 import { BucketFollower, onReconnect } from '../nats/bucket-follower.js';
 import { KEEP_EVERYTHING, type TopicInfo } from './types.js';
 
@@ -80,7 +81,7 @@ export class TopicRegistry {
           await this.kv.create(NEXT_ID, '2');
           return 1;
         } catch (error) {
-          if (isConflict(error)) continue;
+          if (isWrongLastSequence(error)) continue;
           throw error;
         }
       }
@@ -89,7 +90,7 @@ export class TopicRegistry {
         await this.kv.update(NEXT_ID, String(id + 1), entry.revision);
         return id;
       } catch (error) {
-        if (!isConflict(error)) throw error;
+        if (!isWrongLastSequence(error)) throw error;
       }
     }
   }
@@ -99,7 +100,7 @@ export class TopicRegistry {
     try {
       await this.kv.create(topicKey(info.name), JSON.stringify(info));
     } catch (error) {
-      if (isConflict(error)) return false;
+      if (isWrongLastSequence(error)) return false;
       throw error;
     }
     this.remember(info);
@@ -200,13 +201,6 @@ export class TopicRegistry {
     this.byName.delete(name);
     this.byId.delete(existing.id);
   }
-}
-
-/** KV create/update lost a race: the key exists, or changed since it was read. */
-function isConflict(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  // 10071: wrong last sequence (the JetStream API's answer to a failed expectation).
-  return code === 10071 || /wrong last sequence|key exists/i.test((error as Error).message ?? '');
 }
 
 function nameOfKey(key: string): string {

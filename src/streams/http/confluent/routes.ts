@@ -123,8 +123,8 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
       throw partitionNotFound(topic.name, partition, topic.partitions);
     return partition;
   };
-  const instanceOf = (req: HttpRequest): ConsumerInstance =>
-    groups.get(req.params.group ?? '', req.params.instance ?? '');
+  const instanceOf = (req: HttpRequest): Promise<ConsumerInstance> =>
+    groups.acquire(req.params.group ?? '', req.params.instance ?? '');
 
   // --- metadata -----------------------------------------------------------------------------
   router.get(
@@ -245,7 +245,7 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
   router.post(
     `${INSTANCE}/assignments`,
     handler(async (req, res) => {
-      const instance = instanceOf(req);
+      const instance = await instanceOf(req);
       groups.assign(instance, parsePartitions(await req.json(KAFKA_BODY_TYPES), true)!);
       await groups.flush();
       res.send(undefined, 204);
@@ -254,8 +254,8 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
   );
   router.get(
     `${INSTANCE}/assignments`,
-    handler((req, res) => {
-      const partitions = instanceOf(req).assigned.map((a) => ({
+    handler(async (req, res) => {
+      const partitions = (await instanceOf(req)).assigned.map((a) => ({
         topic: a.topic.name,
         partition: a.partition,
       }));

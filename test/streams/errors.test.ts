@@ -173,6 +173,12 @@ describe('bad input gets the right 4xx and the server keeps serving', () => {
       404,
       40403,
     );
+    // Names longer than any that can be created name no instance (and never reach the store's
+    // bounded keys), on both path families.
+    const long = 'x'.repeat(5000);
+    expectError(await h.call('GET', `/streams/consumers/g/instances/${long}/positions`), 404, 40403);
+    expectError(await h.call('GET', `/consumers/g/instances/${long}/positions`), 404, 40403);
+    expectError(await h.call('GET', `/consumers/${long}/instances/i/positions`), 404, 40403);
     expectError(await h.call('GET', `${instance}/records`, { accept: 'text/plain' }), 406, 40601);
     expectError(
       await h.call('GET', `${instance}/records?timeout=soon`, { accept: VND }),

@@ -23,6 +23,9 @@ import {
 } from './instance.js';
 import type { GroupStore, GroupStoreEvent, InstanceConfig, InstanceRecord } from './store.js';
 
+/** The longest group or instance name that can be created (Kafka's topic name rule). */
+const MAX_NAME_LENGTH = 249;
+
 export class GroupMembership {
   private readonly groups = new Map<string, Map<string, ConsumerInstance>>();
   /** Per group: resolves once the last rebalance's starting positions are filled in. */
@@ -141,6 +144,10 @@ export class GroupMembership {
   }
 
   private async adopt(group: string, id: string): Promise<ConsumerInstance> {
+    // Group and instance names are at most 249 characters (the creation rule, http/validate.ts),
+    // so a longer one names no instance; it never reaches the store, whose keys are bounded
+    // (LMDB refuses keys over 1,978 bytes).
+    if (group.length > MAX_NAME_LENGTH || id.length > MAX_NAME_LENGTH) throw instanceNotFound(group, id);
     const record = await this.store.adopt(group, id);
     if (!record || this.closed) throw instanceNotFound(group, id);
     const instance = this.groups.get(group)?.get(id) ?? this.instate(record, this.now());

@@ -38,6 +38,13 @@ const typing = (target: EventTarget | null) =>
   target instanceof HTMLElement &&
   (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
 
+/** The verdict buttons and the key that gives each (the listener and the buttons read this). */
+const VERDICT_KEYS: readonly { key: string; verdict: Verdict | 'skipped'; label: string }[] = [
+  { key: 'A', verdict: 'correct', label: 'Approve' },
+  { key: 'R', verdict: 'incorrect', label: 'Reject' },
+  { key: 'S', verdict: 'skipped', label: 'Skip' },
+];
+
 export function ReviewQueue({ id, query }: { id: string; query: URLSearchParams }) {
   const sample = SAMPLE_RATES.includes(query.get('sample') ?? '') ? query.get('sample')! : '1';
   // Runs skipped or reviewed during this visit; the next read passes over them.
@@ -89,7 +96,7 @@ export function ReviewQueue({ id, query }: { id: string; query: URLSearchParams 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey || e.repeat || typing(e.target)) return;
-      const verdict = ({ a: 'correct', r: 'incorrect', s: 'skipped' } as const)[e.key.toLowerCase()];
+      const verdict = VERDICT_KEYS.find((v) => v.key.toLowerCase() === e.key.toLowerCase())?.verdict;
       if (!verdict) return;
       e.preventDefault();
       decideRef.current(verdict);
@@ -157,30 +164,17 @@ export function ReviewQueue({ id, query }: { id: string; query: URLSearchParams 
                 <textarea rows={2} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
               </Field>
               <div class="sa-row" role="group" aria-label="Verdict" aria-describedby="queue-keys">
-                <button
-                  type="button"
-                  aria-keyshortcuts="A"
-                  disabled={action.busy}
-                  onClick={() => decide('correct')}
-                >
-                  Approve (A)
-                </button>
-                <button
-                  type="button"
-                  aria-keyshortcuts="R"
-                  disabled={action.busy}
-                  onClick={() => decide('incorrect')}
-                >
-                  Reject (R)
-                </button>
-                <button
-                  type="button"
-                  aria-keyshortcuts="S"
-                  disabled={action.busy}
-                  onClick={() => decide('skipped')}
-                >
-                  Skip (S)
-                </button>
+                {VERDICT_KEYS.map((v) => (
+                  <button
+                    key={v.key}
+                    type="button"
+                    aria-keyshortcuts={v.key}
+                    disabled={action.busy}
+                    onClick={() => decide(v.verdict)}
+                  >
+                    {v.label} ({v.key})
+                  </button>
+                ))}
               </div>
             </section>
           )

@@ -7,6 +7,7 @@
 // partition. Starting positions are filled after a rebalance (a networked log answers offsets
 // over the network); readers wait for that through `settled`.
 
+import { isValidName } from '../names.js';
 import { illegalState, topicNotFound, unprocessable } from '../errors.js';
 import type { TopicInfo, TopicLog } from '../log/types.js';
 import { assignPartitions, type TopicPartition } from './assignment.js';
@@ -22,9 +23,6 @@ import {
   type GroupView,
 } from './instance.js';
 import type { GroupStore, GroupStoreEvent, InstanceConfig, InstanceRecord } from './store.js';
-
-/** The longest group or instance name that can be created (Kafka's topic name rule). */
-const MAX_NAME_LENGTH = 249;
 
 export class GroupMembership {
   private readonly groups = new Map<string, Map<string, ConsumerInstance>>();
@@ -144,10 +142,9 @@ export class GroupMembership {
   }
 
   private async adopt(group: string, id: string): Promise<ConsumerInstance> {
-    // Group and instance names are at most 249 characters (the creation rule, http/validate.ts),
-    // so a longer one names no instance; it never reaches the store, whose keys are bounded
-    // (LMDB refuses keys over 1,978 bytes).
-    if (group.length > MAX_NAME_LENGTH || id.length > MAX_NAME_LENGTH) throw instanceNotFound(group, id);
+    // A name that cannot be created (names.ts) names no instance; it never reaches the store,
+    // whose keys are bounded (LMDB refuses keys over 1,978 bytes).
+    if (!isValidName(group) || !isValidName(id)) throw instanceNotFound(group, id);
     const record = await this.store.adopt(group, id);
     if (!record || this.closed) throw instanceNotFound(group, id);
     const instance = this.groups.get(group)?.get(id) ?? this.instate(record, this.now());

@@ -7,17 +7,15 @@ import type { InstanceConfig, OffsetReset } from '../groups/store.js';
 import type { OffsetEntry } from '../groups/coordinator.js';
 import type { TopicPartition } from '../groups/assignment.js';
 import type { RecordHeader, TopicInfo } from '../log/types.js';
+import { isValidName } from '../names.js';
 import { parseConfigs, type ConfigChanges } from './topic-configs.js';
-
-/** Kafka's topic name rule; we apply it to group names as well (they become path segments). */
-const NAME = /^[A-Za-z0-9._-]{1,249}$/;
 
 export function checkName(
   kind: 'topic' | 'consumer group' | 'consumer instance',
   name: unknown,
   code: number,
 ): string {
-  if (typeof name !== 'string' || !NAME.test(name) || name === '.' || name === '..') {
+  if (!isValidName(name)) {
     throw new StreamsError(
       kind === 'topic' && code === ErrorCodes.topicInvalid ? 400 : 422,
       code,

@@ -7,7 +7,8 @@
 // An instance's whole state (member, subscription, settings, positions) is one key, written by
 // the node serving the instance, each write at the revision of its previous one (compare-and-set).
 // Any node can take an instance over (`adopt`: a request for it arrived there) by writing it at the
-// revision its copy holds; the node that served it sees the move in its watch (or its next write
+// revision its copy holds (every revision-checked write goes through revision-write.ts: a plain
+// KV update at a revision is not exclusive on a nats-server 2.9 cluster); the node that served it sees the move in its watch (or its next write
 // is refused) and stops serving it. Of two nodes using one instance at once, the later write
 // loses and that node's request is refused, so no position is stored twice or lost (see
 // docs/streams.md, "Consumer instances on any node"). A node taken for dead has its members
@@ -24,6 +25,7 @@ import { isWrongLastSequence } from '../nats/api-codes.js';
 import { claimKey, memberKey, nodeKey, offsetKey, parseKey, positionsKey } from './kv-keys.js';
 import { NodeLiveness } from './liveness.js';
 import { BucketFollower, onReconnect } from '../nats/bucket-follower.js';
+import { revisionWriter, type RevisionWriter } from '../nats/revision-write.js';
 import type { GroupMember, GroupStore, GroupStoreEvent, InstanceRecord, PartitionHolder } from './store.js';
 
 export const DEFAULT_GROUPS_BUCKET = 'sluice_streams_groups';
@@ -113,6 +115,8 @@ export class JetStreamGroupStore implements GroupStore {
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly follower: BucketFollower;
+  /** Writes at a revision that two nodes cannot both win (see revision-write.ts). */
+  private readonly atRevision: RevisionWriter;
 
   private constructor(
     private readonly kv: KV,
@@ -121,6 +125,10 @@ export class JetStreamGroupStore implements GroupStore {
     this.nodeId = options.nodeId;
     this.liveness = new NodeLiveness(options.nodeTimeoutMs, options.now ?? (() => performance.now()));
     this.onError = options.onError ?? (() => undefined);
+    this.atRevision = revisionWriter(
+      jetstream(options.nc, options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+      options.bucket ?? DEFAULT_GROUPS_BUCKET,
+    );
     this.follower = new BucketFollower(kv, {
       apply: (entry) => this.apply(entry),
       delivered: () => this.wakeWaiters(),
@@ -222,6 +230,9 @@ export class JetStreamGroupStore implements GroupStore {
   }
 
   saveInstance(record: InstanceRecord): void {
+    // Taken over by another node: its write is dropped, and the copy keeps that node's state (an
+    // adopt here later writes the copy's state at the copy's revision, so the two must match).
+    if (this.own.get(memberKey(record.group, record.id))?.lost) return;
     const stored: StoredMember = { ...record, node: this.nodeId };
     const known = this.membersByGroup.get(record.group)?.get(record.id);
     this.membersOf(record.group).set(record.id, { member: stored, revision: known?.revision ?? 0 });
@@ -261,11 +272,10 @@ export class JetStreamGroupStore implements GroupStore {
         node: this.nodeId,
       };
       const value = JSON.stringify(record);
-      let revision: number;
-      try {
-        revision = await this.kv.update(key, value, known.revision);
-      } catch (error) {
-        if (!isWrongLastSequence(error)) throw storeFailure(error);
+      const revision = await this.atRevision.write(key, value, known.revision).catch((error: unknown) => {
+        throw storeFailure(error);
+      });
+      if (revision === undefined) {
         // This node's copy is behind (the instance was used elsewhere since, or deleted): go
         // again from what the watch delivers next.
         await this.until(
@@ -327,8 +337,13 @@ export class JetStreamGroupStore implements GroupStore {
     this.claiming.add(key);
     // Held once the watch delivers the claim (a `changed` event), not at the ack: by then every
     // earlier write, the previous holder's last commit included, is in this node's copy.
-    const attempt = current ? this.kv.update(key, instance, current.revision) : this.kv.create(key, instance);
+    const attempt = current
+      ? this.atRevision.write(key, instance, current.revision)
+      : this.kv.create(key, instance);
     attempt
+      .then((revision) => {
+        if (revision === undefined) this.retryLater(group); // someone else won
+      })
       .catch(() => this.retryLater(group)) // someone else won, or JetStream did not answer
       .finally(() => this.claiming.delete(key));
     return false;
@@ -342,7 +357,10 @@ export class JetStreamGroupStore implements GroupStore {
     // Only after the commits issued before are acknowledged: the next holder starts from them.
     const before = [...this.pending];
     void Promise.allSettled(before)
-      .then(() => this.kv.delete(key, { previousSeq: current.revision }))
+      .then(async () => {
+        if ((await this.atRevision.write(key, null, current.revision)) === undefined)
+          throw new Error('the partition changed holder meanwhile');
+      })
       .catch((error: unknown) => {
         this.releasing.delete(key);
         this.onError(`letting go of ${topic}/${partition} of group '${group}'`, error);
@@ -416,7 +434,7 @@ export class JetStreamGroupStore implements GroupStore {
     if (member.node === this.nodeId && this.opened) {
       if (known) known.revision = Math.max(known.revision, entry.revision);
       // A write of an instance this node no longer has (it was deleted or expired meanwhile).
-      else void this.kv.delete(entry.key, { previousSeq: entry.revision }).catch(() => undefined);
+      else void this.atRevision.write(entry.key, null, entry.revision).catch(() => undefined);
       return;
     }
     const own = this.own.get(entry.key);
@@ -551,28 +569,42 @@ export class JetStreamGroupStore implements GroupStore {
     own.next = undefined;
     if (value === undefined || own.lost) return own.lost ? 'lost' : 'stored';
     try {
-      if (value === null) {
-        if (own.revision > 0) await this.kv.delete(key, { previousSeq: own.revision });
-        if (this.own.get(key) === own) this.own.delete(key);
+      // Created from nothing at revision 0 (a create cannot carry a revision to follow).
+      const revision =
+        own.revision > 0
+          ? await this.atRevision.write(key, value, own.revision)
+          : await this.created(key, value);
+      if (revision !== undefined) {
+        if (value === null) {
+          if (this.own.get(key) === own) this.own.delete(key);
+          return 'stored';
+        }
+        own.revision = revision;
+        own.last = value;
+        this.acked = Math.max(this.acked, revision);
         return 'stored';
       }
-      own.revision =
-        own.revision > 0 ? await this.kv.update(key, value, own.revision) : await this.kv.create(key, value);
-      own.last = value;
-      this.acked = Math.max(this.acked, own.revision);
-      return 'stored';
     } catch (error) {
-      if (!isWrongLastSequence(error)) {
-        // Unknown outcome (JetStream away): flush() and instanceSaved() report it.
-        this.failure ??= error;
-        this.onError('writing a consumer instance', error);
-        return 'failed';
-      }
-      if (!own.lost) {
-        own.lost = true;
-        if (value !== null) this.emit({ type: 'removed', group, id });
-      }
-      return 'lost';
+      // Unknown outcome (JetStream away): flush() and instanceSaved() report it.
+      this.failure ??= error;
+      this.onError('writing a consumer instance', error);
+      return 'failed';
+    }
+    if (!own.lost) {
+      own.lost = true;
+      if (value !== null) this.emit({ type: 'removed', group, id });
+    }
+    return 'lost';
+  }
+
+  /** A new key's first value (null: nothing to delete); undefined when the key exists already. */
+  private async created(key: string, value: string | null): Promise<number | undefined> {
+    if (value === null) return 0;
+    try {
+      return await this.kv.create(key, value);
+    } catch (error) {
+      if (isWrongLastSequence(error)) return undefined;
+      throw error;
     }
   }
 
@@ -702,8 +734,8 @@ export class JetStreamGroupStore implements GroupStore {
       // another survivor deleted it first, its delete wins and this one fails harmlessly.
       await Promise.allSettled(
         members.map(async (m) => {
-          await this.kv.delete(memberKey(m.group, m.id), { previousSeq: m.revision });
-          await this.kv.delete(positionsKey(m.group, m.id));
+          const deleted = await this.atRevision.write(memberKey(m.group, m.id), null, m.revision);
+          if (deleted !== undefined) await this.kv.delete(positionsKey(m.group, m.id));
         }),
       );
     } catch (error) {

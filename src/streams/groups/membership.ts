@@ -224,6 +224,15 @@ export class GroupMembership {
     this.rebalance(instance.group, true);
   }
 
+  /**
+   * A write of the instance was refused: another node took it over. Normally the store has said
+   * so already ('removed'); when that came while this node was still taking the instance over,
+   * the instance is forgotten here, so the next request takes it over again from the stored state.
+   */
+  takenOver(instance: ConsumerInstance): void {
+    this.drop(instance);
+  }
+
   /** Another node removed the instance from the group (it took this node for dead). */
   private drop(instance: ConsumerInstance): void {
     if (this.forget(instance)) this.rebalance(instance.group, true);

@@ -97,8 +97,10 @@ export class GroupReader {
           // outcome asked for is that of this very write (asked in the same turn).
           this.members.save(instance);
           if (instance.deleted) throw this.gone(instance);
-          if (!(await this.store.instanceSaved(instance.group, instance.id)))
+          if (!(await this.store.instanceSaved(instance.group, instance.id))) {
+            this.members.takenOver(instance);
             throw takenOver(instance.group, instance.id);
+          }
           return records;
         }
         const left = deadline - this.now();

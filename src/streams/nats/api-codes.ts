@@ -15,6 +15,11 @@ export const JetStreamErrors = {
   wrongLastSequence: 10071,
   /** The same failed expectation as newer servers report it (the client's `StreamWrongLastSequenceUnknown`). */
   wrongLastSequenceUnknown: 10164,
+  /**
+   * "duplicate message id is in process": newer servers answer a message id that another
+   * publish is still proposing with this (older ones wait and answer a duplicate ack).
+   */
+  duplicateInProcess: 10158,
 } as const;
 
 /** The JetStream API error number of a refused call, or undefined for any other failure. */

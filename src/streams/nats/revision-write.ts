@@ -2,20 +2,21 @@
 //
 // A KV update at a revision is a publish with `Nats-Expected-Last-Subject-Sequence`. On a
 // clustered stream, nats-server 2.9 (reported up to 2.9.20) checks that expectation only on the
-// leader before
-// it proposes the write, against what it has applied so far
-// (https://github.com/nats-io/nats-server/issues/4320): two
-// writes at the same revision that arrive close together both pass and both are stored, the
-// later one over the earlier. In this project's any-node test (nats-server 2.9.10, 3 servers),
-// two nodes updating one key at once saw both updates acknowledged in 138 of 300 rounds.
+// leader before it proposes the write, against what it has applied so far
+// (https://github.com/nats-io/nats-server/issues/4320): two writes at the same revision that
+// arrive close together both pass and both are stored, the later one over the earlier. Against a
+// 3-server nats-server 2.9.10 cluster, three clients (one per server) updating one key at the
+// same revision at once saw more than one update acknowledged in 138 of 300 rounds
+// (test/streams/revision-write.test.ts reports this count).
 //
 // The leader does track message ids that are proposed but not yet applied, for its duplicate
 // window. So each write also carries the id `<key>@<revision it follows>`: of all writes that
 // follow one revision of a key, the first one proposed is stored and every other is answered as
-// a duplicate (or refused by the expectation) — 0 of 300 rounds with two winners in the same test.
-// Revisions are stream sequences, unique in the bucket, so the id names one step of one key; it is
-// only reused when a whole-cluster crash lost acknowledged writes (docs/streams.md), and then a
-// write is refused as a duplicate at worst, which the caller treats as a lost race.
+// a duplicate (or refused by the expectation) — exactly one stored in each of 300 rounds of the
+// same test. Revisions are stream sequences, unique in the bucket, so the id names one step of
+// one key; it is only reused when a whole-cluster crash lost acknowledged writes
+// (docs/streams.md), and then a write is refused as a duplicate at worst, which the caller
+// treats as a lost race.
 
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';

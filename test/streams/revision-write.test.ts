@@ -25,7 +25,7 @@ describe('writes at a revision on a cluster', { skip: !natsAvailable && 'nats-se
     connections = await Promise.all(cluster.urls.map((servers) => connect({ servers })));
     await new Kvm(jetstream(connections[0]!)).create(BUCKET, { replicas: 3, history: 1 });
     buckets = await Promise.all(connections.map((nc) => new Kvm(jetstream(nc)).open(BUCKET)));
-    writers = connections.map((nc) => revisionWriter(jetstream(nc), BUCKET));
+    writers = connections.map((nc, i) => revisionWriter(jetstream(nc), buckets[i]!, BUCKET));
   });
   after(async () => {
     for (const nc of connections) await nc.close();
@@ -45,6 +45,29 @@ describe('writes at a revision on a cluster', { skip: !natsAvailable && 'nats-se
     const outcomes = await Promise.all(writers.map((w) => w.write('k', null, revision)));
     assert.equal(outcomes.filter((o) => o !== undefined).length, 1);
     assert.equal(await writers[0]!.write('k', 'late', revision), undefined, 'a write at a stale revision');
+
+    // Creates: of three writers creating one new key at once, one stores it; after a delete,
+    // a create follows the delete marker, and again only one of three.
+    for (let round = 0; round < 20; round++) {
+      const key = `new${round}`;
+      const created = await Promise.all(writers.map((w, i) => w.create(key, `w${i}`)));
+      assert.equal(
+        created.filter((o) => o !== undefined).length,
+        1,
+        `create ${round}: ${JSON.stringify(created)}`,
+      );
+      const deleted = await writers[0]!.write(
+        key,
+        null,
+        created.find((o) => o !== undefined)!,
+      );
+      assert.ok(deleted !== undefined);
+      const again = await Promise.all(writers.map((w, i) => w.create(key, `again${i}`)));
+      assert.ok(
+        again.filter((o) => o !== undefined).length <= 1,
+        `create after delete ${round}: ${JSON.stringify(again)}`,
+      );
+    }
 
     // The reason for the module: the same race with plain KV updates.
     let doubled = 0;

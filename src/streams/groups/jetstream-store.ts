@@ -21,7 +21,6 @@ import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV, type KvWatchEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ErrorCodes, StreamsError } from '../errors.js';
-import { isWrongLastSequence } from '../nats/api-codes.js';
 import { claimKey, memberKey, nodeKey, offsetKey, parseKey, positionsKey } from './kv-keys.js';
 import { NodeLiveness } from './liveness.js';
 import { BucketFollower, onReconnect } from '../nats/bucket-follower.js';
@@ -127,6 +126,7 @@ export class JetStreamGroupStore implements GroupStore {
     this.onError = options.onError ?? (() => undefined);
     this.atRevision = revisionWriter(
       jetstream(options.nc, options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+      kv,
       options.bucket ?? DEFAULT_GROUPS_BUCKET,
     );
     this.follower = new BucketFollower(kv, {
@@ -339,12 +339,12 @@ export class JetStreamGroupStore implements GroupStore {
     // earlier write, the previous holder's last commit included, is in this node's copy.
     const attempt = current
       ? this.atRevision.write(key, instance, current.revision)
-      : this.kv.create(key, instance);
+      : this.atRevision.create(key, instance);
     attempt
       .then((revision) => {
         if (revision === undefined) this.retryLater(group); // someone else won
       })
-      .catch(() => this.retryLater(group)) // someone else won, or JetStream did not answer
+      .catch(() => this.retryLater(group)) // JetStream did not answer
       .finally(() => this.claiming.delete(key));
     return false;
   }
@@ -598,14 +598,8 @@ export class JetStreamGroupStore implements GroupStore {
   }
 
   /** A new key's first value (null: nothing to delete); undefined when the key exists already. */
-  private async created(key: string, value: string | null): Promise<number | undefined> {
-    if (value === null) return 0;
-    try {
-      return await this.kv.create(key, value);
-    } catch (error) {
-      if (isWrongLastSequence(error)) return undefined;
-      throw error;
-    }
+  private created(key: string, value: string | null): Promise<number | undefined> {
+    return value === null ? Promise.resolve(0) : this.atRevision.create(key, value);
   }
 
   private write(operation: Promise<number | void>): void {

@@ -19,6 +19,7 @@
 // treats as a lost race.
 
 import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { isWrongLastSequence, jetStreamErrorCode, JetStreamErrors } from './api-codes.js';
 
@@ -31,32 +32,55 @@ export interface RevisionWriter {
    * Resolves with the new revision, or undefined when another write after `previous` came first
    * (the caller's copy is behind). Rejects when JetStream did not answer (outcome unknown).
    */
-  write(key: string, value: string | null, previous: number, timeoutMs?: number): Promise<number | undefined>;
+  write(key: string, value: string | null, previous: number): Promise<number | undefined>;
+  /**
+   * Stores the first value of a key that has none (never written, or deleted): resolves with its
+   * revision, or undefined when the key has a value (another writer's create came first).
+   */
+  create(key: string, value: string): Promise<number | undefined>;
 }
 
-export function revisionWriter(js: JetStreamClient, bucket: string): RevisionWriter {
+/** `kv` is the bucket `bucket` opened on the same connection as `js`. */
+export function revisionWriter(js: JetStreamClient, kv: KV, bucket: string): RevisionWriter {
+  /** `previous` 0: the key must have no message at all (the id `<key>@0` guards creates alike). */
+  const publish = async (
+    key: string,
+    value: string | null,
+    previous: number,
+  ): Promise<number | undefined> => {
+    let hdrs;
+    if (value === null) {
+      hdrs = natsHeaders();
+      hdrs.set(KV_OPERATION, 'DEL');
+    }
+    try {
+      const ack = await js.publish(`$KV.${bucket}.${key}`, value ?? new Uint8Array(0), {
+        msgID: `${key}@${previous}`,
+        expect: { lastSubjectSequence: previous },
+        ...(hdrs ? { headers: hdrs } : {}),
+      });
+      return ack.duplicate ? undefined : ack.seq;
+    } catch (error) {
+      // Another write after `previous` is stored, or still being proposed under the same id.
+      if (isWrongLastSequence(error) || jetStreamErrorCode(error) === JetStreamErrors.duplicateInProcess)
+        return undefined;
+      throw error;
+    }
+  };
   return {
-    async write(key, value, previous, timeoutMs) {
+    write(key, value, previous) {
       if (!(previous > 0)) throw new Error(`a revision-checked write needs a revision (got ${previous})`);
-      let hdrs;
-      if (value === null) {
-        hdrs = natsHeaders();
-        hdrs.set(KV_OPERATION, 'DEL');
-      }
-      try {
-        const ack = await js.publish(`$KV.${bucket}.${key}`, value ?? new Uint8Array(0), {
-          msgID: `${key}@${previous}`,
-          expect: { lastSubjectSequence: previous },
-          ...(hdrs ? { headers: hdrs } : {}),
-          ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
-        });
-        return ack.duplicate ? undefined : ack.seq;
-      } catch (error) {
-        // Another write after `previous` is stored, or still being proposed under the same id.
-        if (isWrongLastSequence(error) || jetStreamErrorCode(error) === JetStreamErrors.duplicateInProcess)
-          return undefined;
-        throw error;
-      }
+      return publish(key, value, previous);
+    },
+    async create(key, value) {
+      const first = await publish(key, value, 0);
+      if (first !== undefined) return first;
+      // A deleted key keeps its delete marker: the create then follows the marker's revision (as
+      // the KV client's own create does). The read may come from a replica that is behind; a
+      // value it shows that is gone already makes this create lose, and the caller goes again.
+      const entry = await kv.get(key);
+      if (entry && entry.operation !== 'PUT') return publish(key, value, entry.revision);
+      return undefined;
     },
   };
 }

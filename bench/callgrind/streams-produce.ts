@@ -2,8 +2,12 @@
 // file): the body parsed, its records checked, the batch encoded, for `n` requests of 1000
 // records of about 100 B after `warm` of them. Modes:
 //   stringify  each value serialised again from the parsed body (JSON.stringify)
-//   bytes      each value's bytes taken from the body as sent (value-spans.ts), as the
-//              /streams produce route does
+//   bytes      each value's bytes taken from the body as sent (value-spans.ts) after JSON.parse,
+//              as the /streams produce route did before produce-scan.ts
+//   scan       the body read in one pass without JSON.parse (produce-scan.ts), as the /streams
+//              produce route does
+//   ceiling    what the load tests' jetstream-publish ceiling does with a body before publishing
+//              it: JSON.parse, then JSON.stringify of the records' values as one array
 // Two callgrind runs that differ only in `n` give instructions per request, whatever the
 // machine's load (docs/benchmarks.md, "Instruction counts"). Bundle it first:
 //   npx esbuild bench/callgrind/streams-produce.ts --bundle --platform=node --format=cjs \
@@ -11,12 +15,14 @@
 //   valgrind --tool=callgrind --callgrind-out-file=/dev/null --smc-check=all-non-file \
 //     node --single-threaded /tmp/streams-produce.cjs <mode> <n> <warm>
 
+import { scanProduce } from '../../src/streams/http/produce-scan.js';
 import { parseProduce } from '../../src/streams/http/validate.js';
 import { encodeBatch } from '../../src/streams/log/codec.js';
 import type { TopicInfo } from '../../src/streams/log/types.js';
 
 const [mode = 'bytes', n = '10', warm = '50'] = process.argv.slice(2);
-if (mode !== 'bytes' && mode !== 'stringify') throw new Error(`mode must be bytes or stringify, got ${mode}`);
+if (mode !== 'bytes' && mode !== 'stringify' && mode !== 'scan' && mode !== 'ceiling')
+  throw new Error(`mode must be scan, bytes, stringify or ceiling, got ${mode}`);
 
 const records = Array.from({ length: 1000 }, (_, i) => ({
   key: `user-${i}`,
@@ -34,14 +40,23 @@ const limits = { maxRecordsPerBatch: 10_000, maxRecordBytes: 1024 * 1024 };
 
 let sink = 0;
 function request(): void {
-  const parsed = parseProduce(
-    JSON.parse(body.toString('utf8')),
-    topic,
-    limits,
-    1_700_000_000_000,
-    undefined,
-    mode === 'bytes' ? body : undefined,
-  );
+  if (mode === 'ceiling') {
+    const parsed = JSON.parse(body.toString('utf8')) as { records: Array<{ value: unknown }> };
+    sink += JSON.stringify(parsed.records.map((r) => r.value)).length;
+    return;
+  }
+  const scanned = mode === 'scan' ? scanProduce(body, limits, 1_700_000_000_000) : undefined;
+  if (mode === 'scan' && !scanned) throw new Error('the one-pass reader declined the body');
+  const parsed =
+    scanned?.records ??
+    parseProduce(
+      JSON.parse(body.toString('utf8')),
+      topic,
+      limits,
+      1_700_000_000_000,
+      undefined,
+      mode === 'bytes' ? body : undefined,
+    );
   sink += encodeBatch(parsed.map((r) => ({ ...r, partition: 0 }))).length;
 }
 

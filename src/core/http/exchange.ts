@@ -109,13 +109,7 @@ export class Request implements HttpRequest {
   async jsonWithBytes<T = unknown>(types?: readonly string[]): Promise<{ value: T; bytes: Buffer }> {
     if (types && types.length > 0) checkContentType(this.headers['content-type'], types);
     const bytes = await this.body();
-    if (bytes.length === 0)
-      throw new HttpError(400, 'invalid_json', 'request body is empty; a JSON document is required');
-    try {
-      return { value: JSON.parse(bytes.toString('utf8')) as T, bytes };
-    } catch (error) {
-      throw new HttpError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
-    }
+    return { value: parseJsonBody(bytes) as T, bytes };
   }
 
   bodyStream(): AsyncIterable<Buffer> {
@@ -338,6 +332,17 @@ function byteLength(body: Buffer | string | Uint8Array): number {
 }
 
 /** 415 unless the request's media type (parameters ignored) is one of `types`. */
+/** A whole request body as JSON, or the 400 that `req.json()` answers for it. */
+export function parseJsonBody(bytes: Buffer): unknown {
+  if (bytes.length === 0)
+    throw new HttpError(400, 'invalid_json', 'request body is empty; a JSON document is required');
+  try {
+    return JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch (error) {
+    throw new HttpError(400, 'invalid_json', `request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
 export function checkContentType(header: string | undefined, types: readonly string[]): void {
   const media = (header ?? '').split(';')[0]!.trim().toLowerCase();
   if (!types.some((t) => t.toLowerCase() === media)) {

@@ -3,7 +3,7 @@ export { Router, type Route, type Match, type WebSocketRoute } from './router.js
 export { startHttpServer, type HttpServerHandle, type HttpServerOptions } from './server.js';
 export { endDrainsNow } from './dispatch.js';
 export { bindUrl, describeTransport, resolveTransport, type TransportInfo } from './transport.js';
-export { checkContentType } from './exchange.js';
+export { checkContentType, parseJsonBody } from './exchange.js';
 export { NO_ROUTE, type RequestObserver, type RequestRecord } from './observer.js';
 export { contentDisposition, sendBody, sendFile, sendStream, type SendFileOptions } from './download.js';
 export * from './types.js';

@@ -12,12 +12,23 @@ export interface Stored {
   readonly offsets: number[];
 }
 
-export async function appendRecords(
+/** Records handed to the log: their partitions now, their offsets once stored. */
+export interface Queued {
+  readonly partitions: number[];
+  readonly offsets: Promise<number[]>;
+}
+
+/**
+ * Chooses the partitions and hands the records to the log, returning at once: the promise holds
+ * no record objects while JetStream or LMDB works (else they are promoted out of the young
+ * generation by the time it answers, and a 1000-record request has thousands).
+ */
+export function appendRecords(
   log: TopicLog,
   partitioner: Partitioner,
   topic: TopicInfo,
   parsed: readonly ProduceRecord[],
-): Promise<Stored> {
+): Queued {
   const partitions = partitioner.choose(topic.id, topic.partitions, parsed);
   const records: AppendRecord[] = parsed.map((r, i) => ({
     partition: partitions[i]!,
@@ -26,6 +37,5 @@ export async function appendRecords(
     timestamp: r.timestamp,
     headers: r.headers,
   }));
-  const offsets = await log.append(topic, records);
-  return { partitions, offsets };
+  return { partitions, offsets: log.append(topic, records) };
 }

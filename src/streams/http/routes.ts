@@ -2,8 +2,14 @@
 // Produce and topic creation need `streams:write`; everything else (reading topics, consumer
 // instances, fetching, commits) needs `streams:read`.
 
-import { Router, type HttpResponse, type RouteOptions } from '../../core/http/index.js';
-import type { Tracing } from '../../core/tracing/index.js';
+import {
+  Router,
+  checkContentType,
+  parseJsonBody,
+  type HttpResponse,
+  type RouteOptions,
+} from '../../core/http/index.js';
+import type { SpanAttributes, Tracing } from '../../core/tracing/index.js';
 import { ErrorCodes, StreamsError, topicNotFound, unprocessable } from '../errors.js';
 import type { ConsumerGroups } from '../groups/coordinator.js';
 import type { Partitioner } from '../log/partitioner.js';
@@ -15,7 +21,8 @@ import { createInstance } from './consumers.js';
 import { BODY_TYPES, PLAIN_JSON, STREAMS_JSON, negotiate } from './media.js';
 import { registerConfluentRoutes } from './confluent/routes.js';
 import { isKafkaRecordsBody } from './confluent/media.js';
-import { appendRecords } from './produce.js';
+import { appendRecords, type Queued } from './produce.js';
+import { scanProduce } from './produce-scan.js';
 import { registerInstanceRoutes } from './instance-routes.js';
 import { pushHandlers } from './push.js';
 import { registerGroupViews } from './groups-view.js';
@@ -199,6 +206,29 @@ export function buildRouter(deps: StreamsDeps): Router {
   );
 
   // --- produce ------------------------------------------------------------------------------
+  /**
+   * A /streams produce body read, checked and handed to the log. Synchronous, so that nothing
+   * of the parsed request outlives this call but the log's promise (and the span's attributes).
+   */
+  const queueProduce = (
+    bytes: Buffer,
+    name: string,
+    tracing: boolean,
+  ): { queued: Queued; attributes: SpanAttributes | undefined } => {
+    const now = Date.now();
+    // The plain body form in one pass (produce-scan.ts); anything else, errors included, the
+    // usual way, in the usual order: the body's JSON, the topic, the records.
+    const scanned = scanProduce(bytes, settings, now);
+    const value = scanned ? undefined : parseJsonBody(bytes);
+    const topic = log.topic(name);
+    if (!topic) throw topicNotFound(name);
+    const parsed =
+      scanned && scanned.maxPartition < topic.partitions
+        ? scanned.records
+        : parseProduce(scanned ? parseJsonBody(bytes) : value, topic, settings, now, undefined, bytes);
+    const queued = appendRecords(log, deps.partitioner, topic, parsed);
+    return { queued, attributes: tracing ? produceAttributes(parsed, queued.partitions) : undefined };
+  };
   router.post(
     '/streams/topic/:topic',
     handler(async (req, res) => {
@@ -209,12 +239,10 @@ export function buildRouter(deps: StreamsDeps): Router {
         'streams.produce',
         { 'streams.topic': name },
         async (span) => {
-          const body = await req.jsonWithBytes(BODY_TYPES);
-          const topic = log.topic(name);
-          if (!topic) throw topicNotFound(name);
-          const parsed = parseProduce(body.value, topic, settings, Date.now(), undefined, body.bytes);
-          const stored = await appendRecords(log, deps.partitioner, topic, parsed);
-          span?.setAttributes(produceAttributes(parsed, stored.partitions));
+          checkContentType(req.headers['content-type'], BODY_TYPES);
+          const { queued, attributes } = queueProduce(await req.body(), name, span !== undefined);
+          const stored = { partitions: queued.partitions, offsets: await queued.offsets };
+          if (attributes) span?.setAttributes(attributes);
           return stored;
         },
       );

@@ -196,7 +196,8 @@ export function parseProduce(
   return out;
 }
 
-function parseHeaders(raw: unknown, i: number, bad: (m: string) => StreamsError): RecordHeader[] | null {
+/** A record's headers as parseProduce takes them (null for none); `bad` makes the refusal. */
+export function parseHeaders(raw: unknown, i: number, bad: (m: string) => Error): RecordHeader[] | null {
   if (!Array.isArray(raw))
     throw bad(`records[${i}].headers must be an array of {"key": string, "value": string|null}`);
   if (raw.length === 0) return null;

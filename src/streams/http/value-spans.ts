@@ -9,16 +9,17 @@
 // are written with escapes (`"val\u0075e"`), the scanner cannot be sure which member JSON.parse
 // took, and the caller serialises that record's parsed value instead.
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COLON = 0x3a;
+export const COMMA = 0x2c;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
 
-const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+/** JSON's white space (RFC 8259 §2). */
+export const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** A value's place in the body; `spaced` when white space outside strings must be dropped. */
 export interface ValueSpan {
@@ -227,8 +228,13 @@ function recordSpans(cursor: Cursor): ValueSpans {
 
 /** The span's bytes without the white space outside strings (a view when there is none). */
 export function compactValue(body: Buffer, span: ValueSpan): Buffer {
-  const text = body.subarray(span.start, span.end);
-  if (!span.spaced) return text;
+  return compactRange(body, span.start, span.end, span.spaced);
+}
+
+/** compactValue of the bytes from `start` to `end`, without a span object. */
+export function compactRange(body: Buffer, start: number, end: number, spaced: boolean): Buffer {
+  const text = body.subarray(start, end);
+  if (!spaced) return text;
   const out = Buffer.allocUnsafe(text.length);
   let n = 0;
   let inString = false;

@@ -53,7 +53,12 @@ function writeRecord(buf: Buffer, at: number, record: AppendRecord, s: RecordSiz
   if (record.key !== null) at += buf.write(record.key, at, s.keyBytes, 'utf8');
   at = buf.writeUInt32LE(s.headerBytes, at);
   if (s.headerBytes > 0) at += buf.write(s.headersJson, at, s.headerBytes, 'utf8');
-  if (typeof record.valueJson !== 'string') return at + record.valueJson.copy(buf, at);
+  if (typeof record.valueJson !== 'string') {
+    // TypedArray set, not Buffer copy: for a value of ~100 bytes, Buffer.prototype.copy's
+    // argument handling in JavaScript costs more than the copy itself.
+    buf.set(record.valueJson, at);
+    return at + record.valueJson.length;
+  }
   return at + buf.write(record.valueJson, at, s.valueBytes, 'utf8');
 }
 

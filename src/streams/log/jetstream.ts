@@ -280,15 +280,32 @@ export class JetStreamTopicLog implements TopicLog {
   }
 
   async append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]> {
+    // The records are encoded and queued now, and this function never suspends: what waits for
+    // JetStream holds only the per-partition promises (and, across partitions, each record's
+    // partition), so a request's record objects die young instead of being promoted to the old
+    // generation while it waits.
+    return finishAppend(this.startAppend(topic, records));
+  }
+
+  private startAppend(topic: TopicInfo, records: readonly AppendRecord[]): StartedAppend {
     if (this.closed) throw unavailable(new Error('the log is closed'));
     const states = this.partitionsOf(topic);
-    const byPartition = new Map<number, AppendRecord[]>();
+    // One partition is the common case (unkeyed records of a request stay together): no grouping.
+    const only = records.length > 0 ? records[0]!.partition : -1;
+    let single = records.length > 0;
     for (const record of records) {
       if (!states[record.partition])
         throw new Error(`partition ${record.partition} out of range for ${topic.name}`);
-      const list = byPartition.get(record.partition);
-      if (list) list.push(record);
-      else byPartition.set(record.partition, [record]);
+      if (record.partition !== only) single = false;
+    }
+    const byPartition = new Map<number, AppendRecord[]>();
+    if (single) byPartition.set(only, records as AppendRecord[]);
+    else {
+      for (const record of records) {
+        const list = byPartition.get(record.partition);
+        if (list) list.push(record);
+        else byPartition.set(record.partition, [record]);
+      }
     }
     const batches = [...byPartition].map(([partition, list]) => ({
       partition,
@@ -304,30 +321,12 @@ export class JetStreamTopicLog implements TopicLog {
         );
       }
     }
-    const results = await Promise.allSettled(
-      batches.map((b) => states[b.partition]!.append(b.bytes, b.count)),
-    );
-    const failed = results.findIndex((r) => r.status === 'rejected');
-    if (failed >= 0) {
-      const stored = batches.filter((_, i) => results[i]!.status === 'fulfilled').map((b) => b.partition);
-      const error = unavailable((results[failed] as PromiseRejectedResult).reason);
-      if (stored.length === 0) throw error;
-      throw new StreamsError(
-        error.status,
-        error.errorCode,
-        `${error.message}. The records for partition${stored.length === 1 ? '' : 's'} ${stored.join(', ')} were stored; those for the others were not`,
-      );
-    }
-    const bases = new Map<number, number>();
-    batches.forEach((b, i) => bases.set(b.partition, (results[i] as PromiseFulfilledResult<number>).value));
-    const offsets = new Array<number>(records.length);
-    for (let i = 0; i < records.length; i++) {
-      const partition = records[i]!.partition;
-      const next = bases.get(partition)!;
-      offsets[i] = next;
-      bases.set(partition, next + 1);
-    }
-    return offsets;
+    return {
+      partitions: batches.map((b) => b.partition),
+      acks: batches.map((b) => states[b.partition]!.append(b.bytes, b.count)),
+      count: records.length,
+      recordPartitions: single ? undefined : records.map((r) => r.partition),
+    };
   }
 
   async read(
@@ -423,6 +422,49 @@ export class JetStreamTopicLog implements TopicLog {
     this.partitions.set(topic.id, states);
     return states;
   }
+}
+
+/** An append whose batches are queued: what is left to wait for. */
+interface StartedAppend {
+  /** The partitions written, one batch each. */
+  readonly partitions: readonly number[];
+  /** Per batch, the offset of its first record once JetStream acknowledged it. */
+  readonly acks: readonly Promise<number>[];
+  readonly count: number;
+  /** Each record's partition, when they are not all in one. */
+  readonly recordPartitions: readonly number[] | undefined;
+}
+
+/** The offsets of an append's records, or the error naming the partitions that were stored. */
+async function finishAppend(started: StartedAppend): Promise<number[]> {
+  const { partitions, count, recordPartitions } = started;
+  const results = await Promise.allSettled(started.acks);
+  const failed = results.findIndex((r) => r.status === 'rejected');
+  if (failed >= 0) {
+    const stored = partitions.filter((_, i) => results[i]!.status === 'fulfilled');
+    const error = unavailable((results[failed] as PromiseRejectedResult).reason);
+    if (stored.length === 0) throw error;
+    throw new StreamsError(
+      error.status,
+      error.errorCode,
+      `${error.message}. The records for partition${stored.length === 1 ? '' : 's'} ${stored.join(', ')} were stored; those for the others were not`,
+    );
+  }
+  const offsets = new Array<number>(count);
+  if (!recordPartitions) {
+    const base = (results[0] as PromiseFulfilledResult<number>).value;
+    for (let i = 0; i < count; i++) offsets[i] = base + i;
+    return offsets;
+  }
+  const bases = new Map<number, number>();
+  partitions.forEach((p, i) => bases.set(p, (results[i] as PromiseFulfilledResult<number>).value));
+  for (let i = 0; i < count; i++) {
+    const partition = recordPartitions[i]!;
+    const next = bases.get(partition)!;
+    offsets[i] = next;
+    bases.set(partition, next + 1);
+  }
+  return offsets;
 }
 
 /** Errors a retry will not fix: refused credentials or permissions, a bad configuration. */

@@ -206,7 +206,8 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
         const partition = rawPartition === undefined ? undefined : partitionOf(topic, rawPartition);
         const shape = toStoredShape(body, format, topic, partition);
         const parsed = parseProduce(shape, topic, settings, Date.now(), CONFLUENT_PRODUCE);
-        const stored = await appendRecords(log, deps.partitioner, topic, parsed);
+        const queued = appendRecords(log, deps.partitioner, topic, parsed);
+        const stored = { partitions: queued.partitions, offsets: await queued.offsets };
         span?.setAttributes(produceAttributes(parsed, stored.partitions));
         return stored;
       },

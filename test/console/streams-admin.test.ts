@@ -61,7 +61,7 @@ describe(
       });
       const text = await res.text();
       assert.ok(res.status < expect, `${method} ${path}: ${res.status} ${text}`);
-      return { status: res.status, body: text === '' ? undefined : (JSON.parse(text)) };
+      return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
     };
     /** A member of `group` that reads `count` records and commits them. */
     const consumer = async (group: string, topic: string, count: number) => {

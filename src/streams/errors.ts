@@ -26,6 +26,8 @@ export const ErrorCodes = {
   notAcceptable: 40601,
   instanceExists: 40902,
   illegalState: 40903,
+  /** The consumer group has live members (Kafka's NON_EMPTY_GROUP); it must be stopped first. */
+  groupNotEmpty: 40904,
   invalidRecord: 42203,
   invalidConsumerConfig: 42204,
   unsupportedFormat: 41501,

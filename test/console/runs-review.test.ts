@@ -46,6 +46,8 @@ describe('console: run previews, usage, waterfall, review queue, experiment comp
   let slowRun = '';
   /** Text report runs, oldest first. */
   const reportRuns: string[] = [];
+  /** Example ids by name, made by the experiment comparison. */
+  const exampleIds: Record<string, string> = {};
 
   const call = async <T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> => {
     const res = await fetch(`${sluice.urls.automation}/api/v1${path}`, {
@@ -219,6 +221,7 @@ describe('console: run previews, usage, waterfall, review queue, experiment comp
         body: { name, input: { text }, expected: { words } },
       });
       ids[name] = made.id;
+      exampleIds[name] = made.id;
     }
     await call(`${auto}/evaluators`, {
       method: 'PUT',
@@ -281,6 +284,40 @@ describe('console: run previews, usage, waterfall, review queue, experiment comp
     await page.getByLabel('Baseline (A)').selectOption(second);
     await page.getByText('Pick two different experiments.').waitFor();
     assert.match(page.url(), new RegExp(`a=${second}`));
+    assertCleanPage(watched);
+  });
+
+  it('searches runs in one box: a review note, an example id, a run id, as the API answers', async () => {
+    await go('#/automation/runs');
+    const table = page.getByTestId('runs-table');
+    const box = page.getByRole('searchbox', { name: 'Search runs' });
+    /** Searches in the box and waits until the table lists exactly the runs the API finds. */
+    const search = async (term: string) => {
+      const { runs } = await call<{ runs: { id: string }[] }>(
+        `/runs?search=${encodeURIComponent(term)}&limit=50`,
+      );
+      assert.ok(runs.length > 0, `the API finds runs for ${term}`);
+      await box.fill(term);
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      for (const run of runs) await table.getByRole('link', { name: run.id }).waitFor();
+      // Exactly that many rows (locator waits: the console's CSP refuses page-side eval).
+      await table
+        .locator('tbody tr')
+        .nth(runs.length - 1)
+        .waitFor();
+      await table.locator('tbody tr').nth(runs.length).waitFor({ state: 'detached' });
+      assert.match(page.url(), new RegExp(`search=${encodeURIComponent(term)}`), 'the search is in the link');
+      return runs.map((r) => r.id);
+    };
+    // The note "rash" was written in the review queue (any case matches).
+    assert.deepEqual(await search('RASH'), [reportRuns[1]]);
+    // Part of an example id: the runs of that example, one per experiment.
+    const example = exampleIds['two words']!;
+    assert.equal((await search(example.slice(-12))).length, 2);
+    await assertAccessible(page, 'the run list searched by example id');
+    await screenshot(page, 'automation-runs-search');
+    // Part of a run id.
+    assert.ok((await search(agentRun.slice(-10))).includes(agentRun));
     assertCleanPage(watched);
   });
 });

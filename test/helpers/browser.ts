@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { freePort } from './context.js';
+import { freeSluicePorts, type SluicePorts as ServePorts } from './sluice-process.js';
 import { HANG_MS } from './wait.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -107,10 +108,15 @@ export interface RunningSluice {
   /** An admin key (SLUICE_ADMIN_TOKEN). */
   token: string;
   dataDir: string;
+  /** The ports it listens on, to start it again on the same ones (`startSluice({ ports })`). */
+  ports: SluicePorts;
   process: ChildProcess;
   output(): string;
   stop(): Promise<number | null>;
 }
+
+/** The listeners of `sluice serve`, and the metrics one the browser tests also move. */
+export type SluicePorts = ServePorts & { PROMETHEUS_PORT: number };
 
 /**
  * `sluice serve` (or `sluice <service>`) as a child process on free ports with the console built;
@@ -121,18 +127,17 @@ export async function startSluice(
     command?: 'serve' | 'streams' | 'ratelimit' | 'automation';
     env?: Record<string, string>;
     dataDir?: string;
+    /** A restart: the same ports and key as a process stopped before (with its `dataDir`). */
+    ports?: SluicePorts;
+    token?: string;
   } = {},
 ): Promise<RunningSluice> {
   ensureConsoleBuilt();
   const command = options.command ?? 'serve';
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'sluice-console-'));
-  const token = 'console-test-' + Math.random().toString(36).slice(2);
-  const ports = {
-    PORT: await freePort(),
-    GRPC_PORT: await freePort(),
-    DEBUG_PORT: await freePort(),
-    STREAMS_PORT: await freePort(),
-    AUTOMATION_PORT: await freePort(),
+  const token = options.token ?? 'console-test-' + Math.random().toString(36).slice(2);
+  const ports: SluicePorts = options.ports ?? {
+    ...(await freeSluicePorts()),
     PROMETHEUS_PORT: await freePort(),
   };
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', command, '--threads', '1'], {
@@ -185,6 +190,7 @@ export async function startSluice(
     console: `${consoleOn}/console/`,
     token,
     dataDir,
+    ports,
     process: child,
     output: () => out,
     stop() {

@@ -106,6 +106,41 @@ export function groupStoreContract(
       assert.equal(store.committedOffset(g1, gone, 0), 1);
     });
 
+    test("a group's committed offsets are listed, and forgetGroup removes that group's only, for good", async () => {
+      const g = uniqueGroup('whole');
+      const other = uniqueGroup('whole');
+      store.commit(g, 'orders', 0, 5);
+      store.commit(g, 'orders', 1, 6);
+      store.commit(g, 'orders.v2', 0, 2);
+      store.commit(other, 'orders', 0, 9);
+      await store.flush();
+      const sorted = (list: readonly { topic: string; partition: number; offset: number }[]) =>
+        [...list].sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition);
+      assert.deepEqual(sorted(store.groupOffsets(g)), [
+        { topic: 'orders', partition: 0, offset: 5 },
+        { topic: 'orders', partition: 1, offset: 6 },
+        { topic: 'orders.v2', partition: 0, offset: 2 },
+      ]);
+      assert.ok(store.committedGroups().includes(g));
+      assert.ok(store.committedGroups().includes(other));
+      assert.deepEqual(store.groupOffsets(`${g}-none`), []);
+
+      store.forgetGroup(g);
+      await store.flush();
+      assert.deepEqual(store.groupOffsets(g), []);
+      assert.equal(store.committedOffset(g, 'orders', 0), undefined);
+      assert.ok(!store.committedGroups().includes(g));
+      assert.equal(store.committedOffset(other, 'orders', 0), 9);
+      await fixture.close(store);
+      store = await fixture.open('node-a');
+      assert.deepEqual(store.groupOffsets(g), []);
+      assert.deepEqual(store.groupOffsets(other), [{ topic: 'orders', partition: 0, offset: 9 }]);
+      // A group created again under the name starts with nothing committed.
+      store.commit(g, 'orders', 0, 1);
+      await store.flush();
+      assert.deepEqual(store.groupOffsets(g), [{ topic: 'orders', partition: 0, offset: 1 }]);
+    });
+
     test('instances are members of their group, reload with their positions after a reopen, and leave when deleted', async () => {
       const g = uniqueGroup('members');
       store.saveInstance(instance(g, 'one', store.nodeId, { seq: 1 }));

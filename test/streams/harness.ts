@@ -4,6 +4,7 @@ import { makeTestContext, type TestContext } from '../helpers/context.js';
 import { startStreams, type StreamsOptions } from '../../src/streams/index.js';
 import type { RunningService } from '../../src/core/service.js';
 import { waitUntil } from '../helpers/wait.js';
+import { startNatsCluster } from '../helpers/nats.js';
 
 export const VND = 'application/vnd.streams.json.v2+json';
 
@@ -83,6 +84,28 @@ export async function startHarness(
 }
 
 /** Creates a topic, subscribes a new instance, returns the instance path. */
+/** The harness on the JetStream backend of a 3-node cluster (R3) of its own, stopped with it. */
+export async function startJetStreamHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const cluster = await startNatsCluster(3);
+  try {
+    const h = await startHarness({
+      ...env,
+      STREAMS_BACKEND: 'jetstream',
+      STREAMS_NATS_SERVERS: cluster.urls.join(','),
+      STREAMS_REPLICAS: '3',
+    });
+    const close = h.close.bind(h);
+    h.close = async () => {
+      await close();
+      await cluster.stop();
+    };
+    return h;
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+}
+
 export async function newConsumer(
   h: Harness,
   group: string,

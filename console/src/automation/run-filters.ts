@@ -1,7 +1,7 @@
 // The run list's filters: each is a query parameter of GET /api/v1/runs under the name the API
 // takes (camelCase), and the same name in the console's hash, so a filtered view is a link.
 
-export type FilterKind = 'text' | 'time' | 'bool' | 'choice' | 'number';
+export type FilterKind = 'text' | 'search' | 'time' | 'bool' | 'choice' | 'number';
 
 export interface FilterSpec {
   name: string;
@@ -17,6 +17,15 @@ export interface FilterSpec {
 const TIME_HINT = 'ISO date or time, epoch ms, or relative (-7d, 24h)';
 
 export const RUN_FILTERS: FilterSpec[] = [
+  // One box over several fields: the API's `search` (run id, example id or review note contains
+  // it, any case), combined with every other filter.
+  {
+    name: 'search',
+    label: 'Search runs',
+    kind: 'search',
+    main: true,
+    hint: 'part of a run id, example id or review note',
+  },
   {
     name: 'status',
     label: 'Status',

@@ -340,6 +340,13 @@ function FilterInput({
           value={value}
           onInput={(e) => onChange(e.currentTarget.value)}
         />
+      ) : spec.kind === 'search' ? (
+        <input
+          name={spec.name}
+          type="search"
+          value={value}
+          onInput={(e) => onChange(e.currentTarget.value)}
+        />
       ) : (
         <input name={spec.name} type="text" value={value} onInput={(e) => onChange(e.currentTarget.value)} />
       )}

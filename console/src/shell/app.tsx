@@ -9,6 +9,7 @@ import { ErrorBox, Notice } from '../ui/error-box.js';
 import type { ConsoleConfig, WhoAmI } from './config.js';
 import { href, navigate, resolve, useLocation } from './router.js';
 import { ALL_VIEWS_SCOPES, SECTION_SCOPE, sectionAllowed } from './scopes.js';
+import { ScopesContext } from './scopes-context.js';
 import { SignIn, whoAmI } from './signin.js';
 
 const titleOf = (sections: readonly Section[], id: string) => sections.find((s) => s.id === id)?.title ?? id;
@@ -118,7 +119,10 @@ function Frame(props: {
   }, [location.section, location.path]);
 
   let content;
-  if (found) content = found.route.render(found.match);
+  if (found)
+    content = (
+      <ScopesContext.Provider value={who?.scopes}>{found.route.render(found.match)}</ScopesContext.Provider>
+    );
   else if (location.section === '')
     content = (
       <Notice title="No section to show">

@@ -1,6 +1,6 @@
 // The streams API as the console uses it (docs/streams.md), typed.
 
-import { api, request, storedKey } from '../api.js';
+import { api } from '../api.js';
 import { serviceUrl } from '../services.js';
 
 export interface PartitionInfo {
@@ -56,8 +56,8 @@ export interface GroupDetail {
   }[];
 }
 
-const url = (path: string) => serviceUrl('streams', path);
-const seg = encodeURIComponent;
+export const url = (path: string) => serviceUrl('streams', path);
+export const seg = encodeURIComponent;
 const opts = (signal?: AbortSignal) => (signal ? { signal } : {});
 
 export const listTopics = (signal?: AbortSignal) => api<string[]>(url('/streams/topics'), opts(signal));
@@ -99,57 +99,21 @@ export const listGroups = (signal?: AbortSignal) =>
 export const describeGroup = (group: string, signal?: AbortSignal) =>
   api<GroupDetail>(url(`/streams/consumer-groups/${seg(group)}`), opts(signal));
 
-/**
- * Follows new records of a topic over the push WebSocket: a consumer instance of its own group
- * (`sluice-console-<random>`, starting at the end), subscribed to the topic, streamed with
- * credits. The key goes as a subprotocol (browsers cannot set Authorization on a WebSocket).
- * `stop()` closes the socket and deletes the instance.
- */
-export async function followTopic(
-  topic: string,
-  onRecords: (records: StreamRecord[]) => void,
-  onError: (message: string) => void,
-  onOpen: () => void = () => undefined,
-): Promise<{ stop: () => void }> {
-  const group = `sluice-console-${crypto.randomUUID().slice(0, 8)}`;
-  const created = await api<{ instance_id: string; base_uri: string }>(
-    url(`/streams/consumers/${seg(group)}`),
-    {
-      method: 'POST',
-      body: { 'auto.offset.reset': 'latest' },
-    },
-  );
-  const instancePath = `/streams/consumers/${seg(group)}/instances/${seg(created.instance_id)}`;
-  const remove = () => void request(url(instancePath), { method: 'DELETE' }).catch(() => undefined);
-  try {
-    await request(url(`${instancePath}/subscription`), { method: 'POST', body: { topics: [topic] } });
-  } catch (error) {
-    remove();
-    throw error;
-  }
-  const base = new URL(url(instancePath), window.location.href);
-  base.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
-  const socket = new WebSocket(`${base.href}/ws`, ['sluice', `sluice.bearer.${storedKey() ?? ''}`]);
-  let stopped = false;
-  socket.onopen = () => {
-    socket.send(JSON.stringify({ credits: 500 }));
-    onOpen();
-  };
-  socket.onmessage = (event) => {
-    const message = JSON.parse(String(event.data)) as { records?: StreamRecord[]; message?: string };
-    if (message.records) {
-      onRecords(message.records);
-      socket.send(JSON.stringify({ credits: message.records.length }));
-    } else if (message.message) onError(message.message);
-  };
-  socket.onclose = (event) => {
-    if (!stopped) onError(`the live stream closed (${event.code}${event.reason ? `: ${event.reason}` : ''})`);
-  };
-  return {
-    stop() {
-      stopped = true;
-      socket.close();
-      remove();
-    },
-  };
+export type ResetTo =
+  { to: 'earliest' | 'latest' } | { to: 'offset'; offset: number } | { to: 'time'; timestamp: number };
+
+export interface ResetAnswer {
+  group: string;
+  dry_run: boolean;
+  offsets: { topic: string; partition: number; previous_offset: number | null; offset: number }[];
 }
+
+/** Sets a stopped group's offsets; with `dryRun`, only says what they would be. */
+export const resetGroupOffsets = (group: string, to: ResetTo, dryRun: boolean) =>
+  api<ResetAnswer>(url(`/streams/consumer-groups/${seg(group)}/offsets/reset`), {
+    method: 'POST',
+    body: { ...to, dry_run: dryRun },
+  });
+
+export const deleteGroup = (group: string) =>
+  api<void>(url(`/streams/consumer-groups/${seg(group)}`), { method: 'DELETE' });

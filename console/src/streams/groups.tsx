@@ -6,13 +6,14 @@ import { ErrorBox } from '../ui/error-box.js';
 import { useLoad } from '../ui/hooks.js';
 import { Table } from '../ui/table.js';
 import { describeGroup, listGroups, type GroupDetail, type GroupSummary } from './api.js';
+import { GroupAdmin } from './group-admin.js';
 
 export function GroupsView() {
   const groups = useLoad((signal) => listGroups(signal), [], 3_000);
   return (
     <section aria-labelledby="st-groups">
       <h1 id="st-groups">Consumer groups</h1>
-      <p class="muted">Groups with at least one member.</p>
+      <p class="muted">Groups with a member, and stopped groups (no members) that keep committed offsets.</p>
       {groups.error ? <ErrorBox error={groups.error} context="Loading groups" service="streams" /> : null}
       <Table<GroupSummary>
         caption="Consumer groups"
@@ -70,7 +71,7 @@ export function GroupView({ name }: { name: string }) {
         caption="Members"
         rowKey={(m) => m.instance_id}
         rows={group.data?.members ?? []}
-        empty={group.data ? 'No members.' : 'Loading…'}
+        empty={group.data ? 'No members: the group is stopped (its committed offsets are kept).' : 'Loading…'}
         columns={[
           { key: 'instance_id', label: 'Instance', render: (m) => <code>{m.instance_id}</code> },
           { key: 'subscription', label: 'Subscription', render: (m) => m.subscription.join(', ') },
@@ -97,6 +98,9 @@ export function GroupView({ name }: { name: string }) {
           { key: 'lag', label: 'Lag', numeric: true },
         ]}
       />
+      {group.data ? (
+        <GroupAdmin group={name} members={group.data.members.length} onChanged={group.reload} />
+      ) : null}
     </section>
   );
 }

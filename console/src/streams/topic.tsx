@@ -11,13 +11,14 @@ import { useAction, useLoad } from '../ui/hooks.js';
 import { Table } from '../ui/table.js';
 import {
   describeTopic,
-  followTopic,
   produce,
   readPartition,
   type PartitionInfo,
   type StreamRecord,
   type TopicInfo,
 } from './api.js';
+import { followTopic, type LiveStatus } from './live.js';
+import { PositionFields, usePositionInput, type Position } from './position-fields.js';
 import { tailOffset } from './record-filter.js';
 import { fmtDuration } from '../ui/time-format.js';
 import { RecordTable } from './records.js';
@@ -207,16 +208,14 @@ function ProduceForm(props: { topic: string; partitions: number; onProduced: () 
 function Browser(props: { topic: string; partitions: number }) {
   const [partition, setPartition] = useState('0');
   const [mode, setMode] = useState<'tail' | 'beginning' | 'offset' | 'time'>('tail');
-  const [offset, setOffset] = useState('0');
-  const [time, setTime] = useState('');
+  const position = usePositionInput();
   const [count, setCount] = useState('20');
-  const [error, setError] = useState<string | undefined>(undefined);
   const action = useAction<{ records: StreamRecord[]; tail: boolean }>();
   const submit = async () => {
-    let from: { offset: number } | { timestamp: number } | undefined;
+    let from: Position | undefined;
     const n = Math.max(1, Number(count) || 20);
     if (mode === 'tail') {
-      setError(undefined);
+      position.clearError();
       await action.run(async () => {
         // The newest records: the partition's current end, read back `n` records from it.
         const info = await describeTopic(props.topic);
@@ -227,15 +226,11 @@ function Browser(props: { topic: string; partitions: number }) {
       });
       return;
     }
-    if (mode === 'offset') {
-      if (!/^\d+$/.test(offset)) return setError('The offset is a whole number.');
-      from = { offset: Number(offset) };
-    } else if (mode === 'time') {
-      const ms = Date.parse(time);
-      if (Number.isNaN(ms)) return setError('Pick a date and time.');
-      from = { timestamp: ms };
+    if (mode === 'offset' || mode === 'time') {
+      from = position.read(mode);
+      if (!from) return;
     }
-    setError(undefined);
+    position.clearError();
     await action.run(async () => ({
       records: await readPartition(props.topic, Number(partition), from, n),
       tail: false,
@@ -265,27 +260,7 @@ function Browser(props: { topic: string; partitions: number }) {
               { value: 'time', label: 'a time' },
             ]}
           />
-          {mode === 'offset' ? (
-            <TextField
-              label="Offset"
-              name="offset"
-              type="number"
-              min={0}
-              value={offset}
-              onValue={setOffset}
-              error={error}
-            />
-          ) : null}
-          {mode === 'time' ? (
-            <TextField
-              label="From time (local)"
-              name="time"
-              type="datetime-local"
-              value={time}
-              onValue={setTime}
-              error={error}
-            />
-          ) : null}
+          <PositionFields mode={mode} input={position} name="" timeLabel="From time (local)" />
           <TextField label="Count" name="count" type="number" min={1} value={count} onValue={setCount} />
         </div>
       </Form>
@@ -304,13 +279,14 @@ function Browser(props: { topic: string; partitions: number }) {
   );
 }
 
-type LiveState = 'off' | 'connecting' | 'connected' | 'paused' | 'closed';
+type LiveState = 'off' | LiveStatus | 'paused';
 
 const LIVE_WORDS: Record<LiveState, string> = {
   off: 'Not following.',
   connecting: 'Connecting…',
   connected: 'Connected: new records appear as they are produced.',
   paused: 'Paused: new records are held until you resume.',
+  reconnecting: 'Reconnecting: the live stream dropped; it resumes after the last record shown.',
   closed: 'Closed: the live stream ended (see the message above). Follow again to reconnect.',
 };
 
@@ -321,6 +297,7 @@ function LiveRecords({ topic }: { topic: string }) {
   const [records, setRecords] = useState<StreamRecord[]>([]);
   const [held, setHeld] = useState<StreamRecord[]>([]);
   const [problem, setProblem] = useState<unknown>(undefined);
+  const [dropped, setDropped] = useState<string | undefined>(undefined);
   // Read by the socket's callbacks, which outlive renders.
   const pausedRef = useRef(false);
   pausedRef.current = paused;
@@ -329,36 +306,20 @@ function LiveRecords({ topic }: { topic: string }) {
       setState('off');
       return;
     }
-    let live: { stop: () => void } | undefined;
-    let cancelled = false;
-    setState('connecting');
     setProblem(undefined);
-    followTopic(
-      topic,
-      (batch) => {
+    const live = followTopic(topic, {
+      onRecords: (batch) => {
         const newest = batch.slice().reverse();
         if (pausedRef.current) setHeld((old) => [...newest, ...old].slice(0, LIVE_KEEP));
         else setRecords((old) => [...newest, ...old].slice(0, LIVE_KEEP));
       },
-      (message) => {
-        setProblem(new Error(message));
-        setState('closed');
+      onStatus: (status, detail) => {
+        if (status === 'closed') setProblem(new Error(detail ?? 'the live stream closed'));
+        setDropped(status === 'reconnecting' ? detail : undefined);
+        setState(status === 'connected' && pausedRef.current ? 'paused' : status);
       },
-      () => setState(pausedRef.current ? 'paused' : 'connected'),
-    ).then(
-      (handle) => {
-        if (cancelled) handle.stop();
-        else live = handle;
-      },
-      (error: unknown) => {
-        setProblem(error);
-        setState('closed');
-      },
-    );
-    return () => {
-      cancelled = true;
-      live?.stop();
-    };
+    });
+    return () => live.stop();
   }, [on, topic]);
   const togglePause = () => {
     if (paused) {
@@ -377,6 +338,7 @@ function LiveRecords({ topic }: { topic: string }) {
         {state === 'paused' && held.length > 0
           ? ` ${held.length} new record${held.length === 1 ? '' : 's'} held.`
           : ''}
+        {state === 'reconnecting' && dropped ? ` (${dropped})` : ''}
       </p>
       {on && (state === 'connected' || state === 'paused') ? (
         <button type="button" onClick={togglePause} aria-pressed={paused}>

@@ -79,6 +79,7 @@ export async function toListQuery(p: RunListParams, ctx: ListQueryContext): Prom
   else if (p.noReview === true) q.hasReview = false;
   set('hasCorrections', p.hasCorrections);
   set('reviewNoteContains', p.reviewNoteContains);
+  if (p.search !== undefined && p.search.trim() !== '') q.search = p.search.trim();
   const pair = (a: keyof RunListParams, b: keyof RunListParams) => {
     const lo = time(a, p[a] as string | undefined);
     const hi = time(b, p[b] as string | undefined, true);

@@ -37,6 +37,8 @@ export interface RunListQuery {
   hasReview?: boolean;
   hasCorrections?: boolean;
   reviewNoteContains?: string;
+  /** Any of run id, example id or review note contains it, ignoring case (the console's search box). */
+  search?: string;
   reviewCreated?: [number | undefined, number | undefined];
   reviewUpdated?: [number | undefined, number | undefined];
   reviewClosed?: [number | undefined, number | undefined];
@@ -119,6 +121,7 @@ export function matches(run: RunRecord, q: RunListQuery): boolean {
     !(review?.note ?? '').toLowerCase().includes(q.reviewNoteContains.toLowerCase())
   )
     return false;
+  if (q.search !== undefined && !searchMatches(run, q.search)) return false;
   for (const [range, field] of [
     [q.reviewCreated, 'createdAt'],
     [q.reviewUpdated, 'updatedAt'],
@@ -129,6 +132,14 @@ export function matches(run: RunRecord, q: RunListQuery): boolean {
     }
   }
   return true;
+}
+
+/** The fields `search` looks in; the PostgreSQL store's residual reads the same three. */
+function searchMatches(run: RunRecord, term: string): boolean {
+  const t = term.toLowerCase();
+  return [run.id, run.exampleId ?? '', run.review?.note ?? ''].some((field) =>
+    field.toLowerCase().includes(t),
+  );
 }
 
 export interface RunListPage {

@@ -131,6 +131,9 @@ export const RunListQuery = Type.Object({
   noReview: BoolQ('only runs without review'),
   hasCorrections: BoolQ('reviews with corrections'),
   reviewNoteContains: Opt(Type.String({ maxLength: 1024 })),
+  search: Opt(
+    Type.String({ maxLength: 256, description: 'run id, example id or review note contains it (any case)' }),
+  ),
   reviewCreatedAfter: Time('review created at or after'),
   reviewCreatedBefore: Time('review created at or before'),
   reviewUpdatedAfter: Time('review updated at or after'),

@@ -450,6 +450,7 @@ export const SDK_OPERATIONS = {
         noReview: Opt(Str()),
         hasCorrections: Opt(Str()),
         reviewNoteContains: Opt(Str()),
+        search: Opt(Str()),
         reviewCreatedAfter: Opt(Str()),
         reviewCreatedBefore: Opt(Str()),
         reviewUpdatedAfter: Opt(Str()),

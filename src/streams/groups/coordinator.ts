@@ -12,10 +12,12 @@ import type {
   GroupView,
   OffsetEntry,
 } from './instance.js';
+import { GroupAdmin, type ResetEntry, type ResetRequest } from './admin.js';
 import { GroupMembership } from './membership.js';
 import { GroupReader } from './reader.js';
 import type { GroupStore, InstanceConfig } from './store.js';
 
+export type { ResetEntry, ResetRequest, ResetTarget } from './admin.js';
 export {
   ConsumerInstance,
   positionKey,
@@ -29,6 +31,7 @@ export {
 export class ConsumerGroups {
   private readonly members: GroupMembership;
   private readonly reader: GroupReader;
+  private readonly admin: GroupAdmin;
   private closed = false;
 
   constructor(
@@ -39,6 +42,7 @@ export class ConsumerGroups {
   ) {
     this.members = new GroupMembership(log, store, limits, now);
     this.reader = new GroupReader(log, store, this.members, now);
+    this.admin = new GroupAdmin(log, store);
   }
 
   /** `baseUri`: where clients reach the instance (named to clients that ask another node). */
@@ -80,6 +84,16 @@ export class ConsumerGroups {
   /** Leaves the group; with auto-commit, what was delivered is committed first (like a Kafka close). */
   delete(instance: ConsumerInstance, commit: boolean): void {
     this.members.delete(instance, commit);
+  }
+
+  /** Sets a stopped group's committed offsets (409 while it has members); admin.ts. */
+  resetOffsets(group: string, request: ResetRequest): Promise<ResetEntry[]> {
+    return this.admin.resetOffsets(group, request);
+  }
+
+  /** Forgets a stopped group's committed offsets (409 while it has members); admin.ts. */
+  deleteGroup(group: string): Promise<void> {
+    return this.admin.deleteGroup(group);
   }
 
   subscribe(instance: ConsumerInstance, topics: readonly string[]): void {

@@ -26,6 +26,7 @@ import { NodeLiveness } from './liveness.js';
 import { BucketFollower, onReconnect } from '../nats/bucket-follower.js';
 import { revisionWriter, type RevisionWriter } from '../nats/revision-write.js';
 import type { GroupMember, GroupStore, GroupStoreEvent, InstanceRecord, PartitionHolder } from './store.js';
+import type { CommittedOffset } from './store.js';
 
 export const DEFAULT_GROUPS_BUCKET = 'sluice_streams_groups';
 
@@ -206,6 +207,35 @@ export class JetStreamGroupStore implements GroupStore {
     for (const key of [...this.offsets.keys()]) {
       const parsed = parseKey(key);
       if (parsed?.kind !== 'offset' || parsed.topic !== topic) continue;
+      this.offsets.delete(key);
+      this.written.delete(key);
+      this.write(this.kv.delete(key));
+    }
+  }
+
+  groupOffsets(group: string): readonly CommittedOffset[] {
+    const out: CommittedOffset[] = [];
+    for (const [key, offset] of this.offsets) {
+      const parsed = parseKey(key);
+      if (parsed?.kind === 'offset' && parsed.group === group)
+        out.push({ topic: parsed.topic, partition: parsed.partition, offset });
+    }
+    return out;
+  }
+
+  committedGroups(): string[] {
+    const groups = new Set<string>();
+    for (const key of this.offsets.keys()) {
+      const parsed = parseKey(key);
+      if (parsed?.kind === 'offset') groups.add(parsed.group);
+    }
+    return [...groups];
+  }
+
+  /** Like forgetTopic, for one group's keys; other nodes drop them when the watch delivers. */
+  forgetGroup(group: string): void {
+    for (const { topic, partition } of this.groupOffsets(group)) {
+      const key = offsetKey(group, topic, partition);
       this.offsets.delete(key);
       this.written.delete(key);
       this.write(this.kv.delete(key));

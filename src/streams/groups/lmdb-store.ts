@@ -6,7 +6,14 @@
 // free as soon as the coordinator lets go of it and a claim is granted at once.
 
 import type { Database, RootDatabase } from 'lmdb';
-import type { GroupMember, GroupStore, GroupStoreEvent, InstanceRecord, PartitionHolder } from './store.js';
+import type {
+  CommittedOffset,
+  GroupMember,
+  GroupStore,
+  GroupStoreEvent,
+  InstanceRecord,
+  PartitionHolder,
+} from './store.js';
 
 type OffsetKey = [string, string, number];
 
@@ -42,11 +49,32 @@ export class LmdbGroupStore implements GroupStore {
   }
 
   forgetTopic(topic: string): void {
+    this.forgetOffsets((_group, name) => name === topic);
+  }
+
+  groupOffsets(group: string): readonly CommittedOffset[] {
+    const out: CommittedOffset[] = [];
+    for (const [key, offset] of this.committed) {
+      const [g, topic, partition] = parseOffsetKey(key);
+      if (g === group) out.push({ topic, partition, offset });
+    }
+    return out;
+  }
+
+  committedGroups(): string[] {
+    return [...new Set([...this.committed.keys()].map((key) => parseOffsetKey(key)[0]))];
+  }
+
+  forgetGroup(group: string): void {
+    this.forgetOffsets((g) => g === group);
+  }
+
+  private forgetOffsets(match: (group: string, topic: string) => boolean): void {
     for (const key of [...this.committed.keys()]) {
-      const [group, name, partition] = key.split('\u0000') as [string, string, string];
-      if (name !== topic) continue;
+      const [group, topic, partition] = parseOffsetKey(key);
+      if (!match(group, topic)) continue;
       this.committed.delete(key);
-      this.track(this.offsetsDb.remove([group, name, Number(partition)]));
+      this.track(this.offsetsDb.remove([group, topic, partition]));
     }
   }
 
@@ -143,4 +171,9 @@ export class LmdbGroupStore implements GroupStore {
 
 function offsetKey(group: string, topic: string, partition: number): string {
   return `${group}\u0000${topic}\u0000${partition}`;
+}
+
+function parseOffsetKey(key: string): OffsetKey {
+  const [group, topic, partition] = key.split('\u0000') as [string, string, string];
+  return [group, topic, Number(partition)];
 }

@@ -173,9 +173,14 @@ export class GroupMembership {
     return this.store.members(group).some((m) => m.id === id);
   }
 
-  /** Groups with a member this node knows of (a group whose members all left is not listed). */
+  /**
+   * Groups with a member on this node, and groups with committed offsets (a stopped group stays
+   * listed, with its lag, until it is deleted, as Kafka's groups do until their offsets expire).
+   */
   groupNames(): string[] {
-    return [...this.groups].filter(([, members]) => members.size > 0).map(([name]) => name);
+    const names = new Set(this.store.committedGroups());
+    for (const [name, members] of this.groups) if (members.size > 0) names.add(name);
+    return [...names];
   }
 
   /**
@@ -200,6 +205,7 @@ export class GroupMembership {
       for (const t of member.topics) topics.add(t);
       for (const p of partitions) topics.add(p.topic);
     }
+    for (const c of this.store.groupOffsets(group)) topics.add(c.topic);
     const committed = (topic: string, partition: number) =>
       this.store.committedOffset(group, topic, partition);
     return { members, topics: [...topics].sort(), committed };

@@ -57,6 +57,13 @@ export type GroupStoreEvent =
    */
   | { readonly type: 'removed'; readonly group: string; readonly id: string };
 
+export interface CommittedOffset {
+  readonly topic: string;
+  readonly partition: number;
+  /** The next offset to read. */
+  readonly offset: number;
+}
+
 export interface GroupStore {
   /** This node's id; instances it creates carry it. */
   readonly nodeId: string;
@@ -66,6 +73,12 @@ export interface GroupStore {
   commit(group: string, topic: string, partition: number, offset: number): void;
   /** Forgets every group's committed offsets for the topic (it was removed). */
   forgetTopic(topic: string): void;
+  /** Every offset the group has committed, on any topic (a group without members keeps them). */
+  groupOffsets(group: string): readonly CommittedOffset[];
+  /** The groups that have at least one committed offset. */
+  committedGroups(): string[];
+  /** Forgets every committed offset of the group (it was deleted). */
+  forgetGroup(group: string): void;
 
   /** This node's instances, as last saved (to resume them after a restart). */
   loadInstances(): InstanceRecord[];

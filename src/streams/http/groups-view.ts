@@ -2,13 +2,16 @@
 //   GET /streams/consumer-groups           groups with their member count, topics and total lag
 //   GET /streams/consumer-groups/<group>   members, their assignments, and per partition the
 //                                          committed offset, the end offset and the lag
+// A stopped group (no members, committed offsets kept) is listed with 0 members until deleted
+// (group-admin.ts resets and deletes it).
 // Kafka's own tools show the same (kafka-consumer-groups --describe); Confluent's v3 API has
 // consumer-groups and lags resources. Scope streams:read, like every read of the service.
 
 import type { Router, RouteOptions } from '../../core/http/index.js';
 import type { ConsumerGroups } from '../groups/coordinator.js';
 import type { TopicLog } from '../log/types.js';
-import { ErrorCodes, StreamsError } from '../errors.js';
+import { ErrorCodes } from '../errors.js';
+import { groupNotFound } from '../groups/admin.js';
 import { handler } from './errors.js';
 import { checkName } from './validate.js';
 
@@ -44,12 +47,8 @@ export function registerGroupViews(
       const group = req.params.group ?? '';
       checkName('consumer group', group, ErrorCodes.invalidConsumerConfig);
       const view = groups.describeGroup(group);
-      if (view.members.length === 0)
-        throw new StreamsError(
-          404,
-          ErrorCodes.instanceNotFound,
-          `consumer group '${group}' has no members (it is unknown, or every member left)`,
-        );
+      // Without members the topics are those of its committed offsets: none, an unknown group.
+      if (view.members.length === 0 && view.topics.length === 0) throw groupNotFound(group);
       const partitions = await partitionLags(view, log);
       res.json({
         group,

@@ -1,5 +1,5 @@
 // The streams HTTP API: the spec's five endpoints plus the Confluent-v2-style extensions.
-// Produce and topic creation need `streams:write`; everything else (reading topics, consumer
+// Produce, topic creation and admin, and consumer-group admin need `streams:write`; everything else (reading topics, consumer
 // instances, fetching, commits) needs `streams:read`.
 
 import {
@@ -14,6 +14,7 @@ import { ErrorCodes, StreamsError, topicNotFound, unprocessable } from '../error
 import type { ConsumerGroups } from '../groups/coordinator.js';
 import type { Partitioner } from '../log/partitioner.js';
 import type { TopicInfo, TopicLog } from '../log/types.js';
+import { offsetForTime } from '../log/offset-for-time.js';
 import type { StreamsSettings } from '../settings.js';
 import { optionalJson } from './body.js';
 import { handler } from './errors.js';
@@ -26,6 +27,7 @@ import { scanProduce } from './produce-scan.js';
 import { registerInstanceRoutes } from './instance-routes.js';
 import { pushHandlers } from './push.js';
 import { registerGroupViews } from './groups-view.js';
+import { registerGroupAdmin } from './group-admin.js';
 import { renderRecords } from './render.js';
 import { produceAttributes, traced } from './tracing.js';
 import { applyConfigs, parseConfigs, renderConfigs } from './topic-configs.js';
@@ -296,6 +298,7 @@ export function buildRouter(deps: StreamsDeps): Router {
 
   // --- consumer group views (console, operators) ---------------------------------------------
   registerGroupViews(router, { groups, log }, READ);
+  registerGroupAdmin(router, groups, WRITE);
 
   // --- push consume -------------------------------------------------------------------------
   router.ws(`${INSTANCE}/ws`, pushHandlers(groups, settings), {
@@ -304,29 +307,6 @@ export function buildRouter(deps: StreamsDeps): Router {
   });
 
   return router;
-}
-
-/**
- * The first offset whose record is stamped at or after `since`, by binary search over the
- * partition (one single-record read per step). Exact when timestamps grow with offsets, as
- * they do when the service stamps records; with producer-given timestamps out of order it
- * finds one such boundary, like Kafka's time index finds the first segment.
- */
-async function offsetForTime(
-  log: TopicLog,
-  topic: TopicInfo,
-  partition: number,
-  since: number,
-): Promise<number> {
-  let lo = await log.beginningOffset(topic, partition);
-  let hi = await log.endOffset(topic, partition);
-  while (lo < hi) {
-    const mid = lo + Math.floor((hi - lo) / 2);
-    const [record] = await log.read(topic, partition, mid, { maxRecords: 1, maxBytes: 1, atLeastOne: true });
-    if (record === undefined || record.timestamp >= since) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
 }
 
 async function describe(log: TopicLog, topic: TopicInfo): Promise<unknown> {

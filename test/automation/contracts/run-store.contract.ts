@@ -245,6 +245,16 @@ export function runStoreContract(label: string, make: () => Promise<RunStoreUnde
         [{ reviewVerdicts: ['incorrect'] }, (r) => rv(r)?.verdict === 'incorrect'],
         [{ reviewNoteContains: 'good' }, (r) => (rv(r)?.note ?? '').toLowerCase().includes('good')],
         [
+          { search: 'GOOD' },
+          (r) => [r.id, r.exampleId ?? '', rv(r)?.note ?? ''].some((f) => f.toLowerCase().includes('good')),
+        ],
+        // Example ids and run ids too: one term, any of the three fields.
+        [
+          { search: 'Example_1' },
+          (r) =>
+            [r.id, r.exampleId ?? '', rv(r)?.note ?? ''].some((f) => f.toLowerCase().includes('example_1')),
+        ],
+        [
           { reviewCreated: [T0 + 5_000, T0 + 25_000] },
           (r) => rv(r) !== null && rv(r)!.createdAt >= T0 + 5_000 && rv(r)!.createdAt <= T0 + 25_000,
         ],
@@ -262,6 +272,14 @@ export function runStoreContract(label: string, make: () => Promise<RunStoreUnde
         assert.ok(want.length > 0 || q.hasCorrections === true, `${JSON.stringify(q)} selects some runs`);
         assert.deepEqual(await all(base(q)), want, JSON.stringify(q));
       }
+      // `search` also finds a run by (part of) its id, in upper case too.
+      const one = mine[7]!;
+      const part = one.id.slice(-10).toUpperCase();
+      assert.deepEqual(
+        await all(base({ search: part })),
+        expect((r) => r.id.toLowerCase().includes(part.toLowerCase())),
+      );
+      assert.ok((await all(base({ search: part }))).includes(one.id));
     });
 
     it('samples by sampleRank below the rate', async () => {

@@ -61,6 +61,8 @@ export interface RunListFilters {
   noReview?: boolean | string;
   hasCorrections?: boolean | string;
   reviewNoteContains?: string;
+  /** Run id, example id or review note contains it (any case). */
+  search?: string;
   reviewCreatedAfter?: string | Date;
   reviewCreatedBefore?: string | Date;
   reviewUpdatedAfter?: string | Date;

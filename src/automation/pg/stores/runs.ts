@@ -121,6 +121,14 @@ function addResiduals(w: Where, q: RunListQuery): void {
     w.addResidual(
       `strpos(lower(coalesce(${REVIEW} ->> 'note', '')), lower(${w.param(q.reviewNoteContains)})) > 0`,
     );
+  if (q.search !== undefined) {
+    // list.ts `searchMatches`: any of the three contains the term, ignoring case.
+    const t = `lower(${w.param(q.search)})`;
+    w.addResidual(
+      `(strpos(lower(id), ${t}) > 0 OR strpos(lower(coalesce(example_id, '')), ${t}) > 0 OR ` +
+        `strpos(lower(coalesce(${REVIEW} ->> 'note', '')), ${t}) > 0)`,
+    );
+  }
   for (const [range, field] of [
     [q.reviewCreated, 'createdAt'],
     [q.reviewUpdated, 'updatedAt'],

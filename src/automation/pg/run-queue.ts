@@ -16,6 +16,7 @@ import type { QueueCancel, RunEnd, RunQueue } from '../runs/queue.js';
 import type { RunDetail, RunEvent, RunRecord } from '../runs/types.js';
 import { TERMINAL, type RunStatus } from '../runs/statuses.js';
 import { PgListener } from './listener.js';
+import { REGISTRY_CHANNEL } from './registry-cache.js';
 import { mapDatabaseError, type PgDatabase, type Queryable } from './pool.js';
 import { Batcher } from './batcher.js';
 import {
@@ -80,6 +81,8 @@ export interface RunQueueEvents {
   listening: [];
   /** The listening connection broke or could not connect; it keeps trying. */
   disconnected: [Error];
+  /** The registry was written (REGISTRY_CHANNEL, on any node): the automation id. */
+  registry: [string];
 }
 
 export class PgRunQueue extends EventEmitter<RunQueueEvents> {
@@ -139,7 +142,8 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     const listener = new PgListener({
       url: this.options.listenUrl ?? this.db.options.url,
       applicationName: `sluice-run-queue:${this.nodeId}`,
-      channels: [sql.WAKE, sql.CANCEL, sql.DONE],
+      // The registry's channel too: the node's registry cache shares this connection.
+      channels: [sql.WAKE, sql.CANCEL, sql.DONE, REGISTRY_CHANNEL],
       onNotification: (msg) => this.onNotification(msg),
       onListening: () => {
         this.emit('listening');
@@ -532,6 +536,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
 
   private onNotification(msg: Notification): void {
     if (msg.channel === sql.WAKE) return this.wake();
+    if (msg.channel === REGISTRY_CHANNEL) return void this.emit('registry', msg.payload ?? '');
     let payload: { r?: unknown; s?: unknown; n?: unknown };
     try {
       payload = JSON.parse(msg.payload ?? '') as typeof payload;

@@ -35,7 +35,7 @@ describe('the registry cache of nodes on one PostgreSQL', { skip: postgresSkip }
   const listenerPid = async (node: Node): Promise<number | undefined> =>
     (
       await cluster.db.query<{ pid: number }>(
-        'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
+        'SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()',
         [`sluice-run-queue:${node.name}`],
       )
     ).rows[0]?.pid;

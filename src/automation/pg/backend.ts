@@ -8,6 +8,7 @@ import type { AutomationStores } from '../stores.js';
 import { PgKeyStore } from './key-store.js';
 import { migrate } from './migrations.js';
 import { openPgDatabase, type PgDatabase } from './pool.js';
+import { RegistryCache } from './registry-cache.js';
 import { PgRunQueue } from './run-queue.js';
 
 import { openPgStores } from './stores/index.js';
@@ -31,7 +32,8 @@ export async function openPgBackend(settings: AutomationSettings, log: Logger): 
   try {
     const migrated = await migrate(db);
     if (migrated.applied.length > 0) log.info(migrated, 'automation database migrated');
-    const stores = openPgStores(db);
+    const registryCache = new RegistryCache();
+    const stores = openPgStores(db, { registryCache });
     const q = (queue = new PgRunQueue(db, {
       nodeId: settings.nodeId,
       leaseMs: settings.leaseMs,
@@ -56,6 +58,11 @@ export async function openPgBackend(settings: AutomationSettings, log: Logger): 
         (err: Error) => log.warn({ err: err.message }, 'cannot look for runs that were never queued'),
       );
     q.on('listening', () => void requeue());
+    // The registry cache shares the queue's listening connection: trusted only while it listens,
+    // dropped by every registry write's notification and whenever the connection breaks.
+    q.on('listening', () => registryCache.trust());
+    q.on('disconnected', () => registryCache.distrust());
+    q.on('registry', () => registryCache.drop());
     await q.start();
     const k = (keys = new PgKeyStore(db, {
       onError: (err) => log.warn({ err: err.message }, 'API key reload failed'),

@@ -16,6 +16,7 @@ import type { QueueCancel, RunEnd, RunQueue } from '../runs/queue.js';
 import type { RunDetail, RunEvent, RunRecord } from '../runs/types.js';
 import { TERMINAL, type RunStatus } from '../runs/statuses.js';
 import { PgListener } from './listener.js';
+import { REGISTRY_CHANNEL } from './registry-cache.js';
 import { mapDatabaseError, type PgDatabase, type Queryable } from './pool.js';
 import { Batcher } from './batcher.js';
 import {
@@ -41,6 +42,9 @@ export type { ClaimedRun } from './queue/claim.js';
 
 /** Claim rounds of one claim() with concurrency limits (see claim). */
 const MAX_CLAIM_ROUNDS = 8;
+
+/** Runs stored here whose done notification is remembered for a later waiter (see `heard`). */
+const MAX_HEARD = 10_000;
 
 export interface RunQueueOptions {
   /** This node's name in the `node` column (AUTOMATION_NODE_ID); unique per running process. */
@@ -80,6 +84,8 @@ export interface RunQueueEvents {
   listening: [];
   /** The listening connection broke or could not connect; it keeps trying. */
   disconnected: [Error];
+  /** The registry was written (REGISTRY_CHANNEL, on any node): the automation id. */
+  registry: [string];
 }
 
 export class PgRunQueue extends EventEmitter<RunQueueEvents> {
@@ -100,6 +106,15 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     { limit: number; resolve: (c: ClaimedRun[]) => void; reject: (e: unknown) => void } | undefined;
   private wakePending = false;
   private closed = false;
+  /** The listening connection listens: no notification is being missed. */
+  private listening = false;
+  /**
+   * Runs this node stored while it listened, the listening connection unbroken since: their
+   * done notification cannot have been missed, so a waiter needs no read of the row. The value
+   * is the run's done event once heard (kept for a waiter that comes after it). Only the newest
+   * MAX_HEARD are kept; a waiter for any other run reads the row as before.
+   */
+  private readonly heard = new Map<string, DoneEvent | undefined>();
 
   constructor(
     private readonly db: PgDatabase,
@@ -139,16 +154,22 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     const listener = new PgListener({
       url: this.options.listenUrl ?? this.db.options.url,
       applicationName: `sluice-run-queue:${this.nodeId}`,
-      channels: [sql.WAKE, sql.CANCEL, sql.DONE],
+      // The registry's channel too: the node's registry cache shares this connection.
+      channels: [sql.WAKE, sql.CANCEL, sql.DONE, REGISTRY_CHANNEL],
       onNotification: (msg) => this.onNotification(msg),
       onListening: () => {
+        this.listening = true;
         this.emit('listening');
         // Notifications sent while no connection listened are lost: claim, look for cancels of
         // owned runs and for runs that waiters wait for, as if each had been heard.
         this.wake();
         void this.catchUp();
       },
-      onDisconnected: (err) => this.emit('disconnected', err),
+      onDisconnected: (err) => {
+        this.listening = false;
+        this.heard.clear();
+        this.emit('disconnected', err);
+      },
       reconnectDelayMs: (failures) => Math.min(max, 50 * 2 ** failures),
     });
     await listener.start();
@@ -279,7 +300,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    */
   async createQueued(record: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
     // Serialised now: the caller may change its objects while the statement waits.
-    await this.creates.submit({ ...newRun(record, detail, events), claimed: false });
+    await this.created(record.id, { ...newRun(record, detail, events), claimed: false });
   }
 
   /**
@@ -297,7 +318,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       await this.createQueued(record, detail, events);
       return undefined;
     }
-    await this.creates.submit({ ...newRun(record, detail, events), claimed: true });
+    await this.created(record.id, { ...newRun(record, detail, events), claimed: true });
     const claim: ClaimedRun = {
       runId: record.id,
       tenant: record.tenant,
@@ -310,6 +331,23 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     // Held from its commit on; a cancel asked for before this line is read by the next renewal.
     this.leases.own([claim]);
     return claim;
+  }
+
+  /**
+   * Stores a new run in the next create statement. Remembered in `heard` from before the
+   * statement is sent, so that its done notification, which comes after the commit, is kept.
+   */
+  private async created(runId: string, run: NewRun & { claimed: boolean }): Promise<void> {
+    if (this.listening) {
+      this.heard.set(runId, undefined);
+      if (this.heard.size > MAX_HEARD) this.heard.delete(this.heard.keys().next().value!);
+    }
+    try {
+      await this.creates.submit(run);
+    } catch (err) {
+      this.heard.delete(runId);
+      throw err;
+    }
   }
 
   /** New runs handed over together, in one statement (CREATE_QUEUED_BATCH). */
@@ -472,6 +510,14 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     let set = this.waiters.get(runId);
     if (!set) this.waiters.set(runId, (set = new Set()));
     set.add(resolve);
+    if (this.heard.has(runId)) {
+      // Stored here while listening: its done notification was heard or is still to come (a
+      // broken connection clears `heard`, and the reconnect reads the rows of every waiter's run).
+      const event = this.heard.get(runId);
+      this.heard.delete(runId);
+      if (event) this.resolveWaiters(event);
+      return done;
+    }
     try {
       await this.checkDone([runId]);
     } catch (err) {
@@ -532,6 +578,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
 
   private onNotification(msg: Notification): void {
     if (msg.channel === sql.WAKE) return this.wake();
+    if (msg.channel === REGISTRY_CHANNEL) return void this.emit('registry', msg.payload ?? '');
     let payload: { r?: unknown; s?: unknown; n?: unknown };
     try {
       payload = JSON.parse(msg.payload ?? '') as typeof payload;
@@ -542,6 +589,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     if (msg.channel === sql.CANCEL && payload.n === this.nodeId) this.leases.signalCancel(payload.r);
     else if (msg.channel === sql.DONE) {
       const event = { runId: payload.r, status: typeof payload.s === 'string' ? payload.s : 'unknown' };
+      if (this.heard.has(event.runId)) this.heard.set(event.runId, event);
       this.resolveWaiters(event);
       this.emit('done', event);
     }

@@ -266,6 +266,65 @@ describe('PostgreSQL run queue, two nodes', { skip: postgresSkip }, () => {
     assert.deepEqual(await b.queue.waitForDone(id!), { runId: id, status: 'completed' });
   });
 
+  it('a waiter for a run its node stored is answered by the done notification, heard before or after, without a read', async () => {
+    const { a, b, db } = await cluster();
+    // Counts node a's reads of done rows (waitForDone's check).
+    let doneReads = 0;
+    const query = a.db.query.bind(a.db);
+    a.db.query = (text: string, values?: unknown[]) => {
+      if (text === "SELECT id, status FROM runs WHERE id = ANY($1::text[]) AND queue_state = 'done'")
+        doneReads++;
+      return query(text, values);
+    };
+    const stored = async (n: number) => {
+      const run = { ...contractRun('t1', 9100 + n), status: 'pending' as const };
+      await a.queue.createQueued(run, emptyDetail(), []);
+      return run.id;
+    };
+    const completeOnB = async (id: string) => {
+      assert.deepEqual(
+        (await b.queue.claim(1)).map((c) => c.runId),
+        [id],
+      );
+      assert.equal(await b.queue.complete(id, 'completed'), true);
+    };
+    // Done before anyone waits: a heard it, and answers a later waiter from what it heard.
+    const early = await stored(1);
+    const heard = new Promise<void>((resolve) => a.queue.on('done', (e) => e.runId === early && resolve()));
+    await completeOnB(early);
+    await withinHang('the done on node a', heard);
+    assert.deepEqual(await a.queue.waitForDone(early), { runId: early, status: 'completed' });
+    // Waiting before it is done.
+    const late = await stored(2);
+    const waiting = a.queue.waitForDone(late);
+    await completeOnB(late);
+    assert.deepEqual(await withinHang('the done of the later run', waiting), {
+      runId: late,
+      status: 'completed',
+    });
+    assert.equal(doneReads, 0, 'no row was read');
+
+    // Node a's listening connection broken: a notification may have been missed, so the waiter
+    // of a run stored before reads its row.
+    const cut = await stored(3);
+    const { rows } = await db.query<{ pid: number }>(
+      // The server holds the other tests' nodes too, each on its own database.
+      'SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()',
+      ['sluice-run-queue:node-a'],
+    );
+    const back = once(a.queue, 'listening');
+    await db.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+    await withinHang('node a to listen again', back);
+    const reads = doneReads;
+    const waitingCut = a.queue.waitForDone(cut);
+    await completeOnB(cut);
+    assert.deepEqual(await withinHang('the done of the run stored before', waitingCut), {
+      runId: cut,
+      status: 'completed',
+    });
+    assert.ok(doneReads > reads, 'its row was read');
+  });
+
   it('per-tenant and per-automation limits hold with both nodes claiming at once', async () => {
     const { a, b, db } = await cluster({ tenantConcurrency: 3, automationConcurrency: 2 });
     await enqueueRuns(a, 5, 't1', 'wf_1');

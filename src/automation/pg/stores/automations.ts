@@ -1,12 +1,14 @@
 // The registry's records in PostgreSQL: automations, their aliases and versions (replaced
 // together in one transaction), and the service's shared secrets in `meta`. Not tenant-scoped:
-// the registry is the service's.
+// the registry is the service's. Reads by key go through the node's registry cache (when it
+// is given one: registry-cache.ts), and every write notifies REGISTRY_CHANNEL in its transaction.
 
 import type { AutomationStore } from '../../registry/store.js';
 import { versionSortKey } from '../../registry/store.js';
 import type { AutomationRecord, VersionRecord } from '../../registry/service.js';
 import { KeyedReads } from '../keyed-reads.js';
 import type { PgDatabase } from '../pool.js';
+import { REGISTRY_CHANNEL, RegistryCache } from '../registry-cache.js';
 import { validTime } from './experiments.js';
 
 /** Secrets live in `meta` under this prefix, base64 in a jsonb string. */
@@ -18,7 +20,14 @@ export class PgAutomationStore implements AutomationStore {
   private readonly aliases: KeyedReads<string>;
   private readonly versionRecords: KeyedReads<VersionRecord>;
 
-  constructor(private readonly db: PgDatabase) {
+  /**
+   * `cache` is the node's registry cache, trusted only while its listening connection hears
+   * REGISTRY_CHANNEL (backend.ts wires it); without one every read goes to the database.
+   */
+  constructor(
+    private readonly db: PgDatabase,
+    private readonly cache: RegistryCache = new RegistryCache(),
+  ) {
     this.records = new KeyedReads(
       db,
       'SELECT id AS k, record AS v FROM automations WHERE id = ANY($1::text[])',
@@ -35,11 +44,11 @@ export class PgAutomationStore implements AutomationStore {
   }
 
   get(id: string): Promise<AutomationRecord | undefined> {
-    return this.records.one(id);
+    return this.cache.read(`a:${id}`, () => this.records.one(id));
   }
 
   idOfAlias(alias: string): Promise<string | undefined> {
-    return this.aliases.one(alias);
+    return this.cache.read(`l:${alias}`, () => this.aliases.one(alias));
   }
 
   async list(): Promise<AutomationRecord[]> {
@@ -48,7 +57,7 @@ export class PgAutomationStore implements AutomationStore {
   }
 
   versions(automationId: string): Promise<VersionRecord[]> {
-    return this.versionRecords.all(automationId);
+    return this.cache.read(`v:${automationId}`, () => this.versionRecords.all(automationId));
   }
 
   async save(record: AutomationRecord, alias: string, versions: readonly VersionRecord[]): Promise<void> {
@@ -86,7 +95,11 @@ export class PgAutomationStore implements AutomationStore {
             last.map((v) => JSON.stringify(v)),
           ],
         );
+      // Sent at commit, to every node's listening connection (this one's too).
+      await tx.query('SELECT pg_notify($1, $2)', [REGISTRY_CHANNEL, record.id]);
     });
+    // This node's next read sees the write without waiting for its own notification.
+    this.cache.drop();
   }
 
   async secret(name: string, make: () => Buffer): Promise<Buffer> {

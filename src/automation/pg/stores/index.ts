@@ -4,6 +4,7 @@
 import type { AutomationStores } from '../../stores.js';
 import { PgBlobStore } from '../blob-store.js';
 import type { PgDatabase } from '../pool.js';
+import type { RegistryCache } from '../registry-cache.js';
 import { PgScheduleStore } from '../../triggers/cron/pg-store.js';
 import { PgAutomationStore } from './automations.js';
 import { PgEmailMessageStore } from './email-messages.js';
@@ -26,14 +27,14 @@ export { PgFileStore, PgRegistrySourceStore, PgReviewStore, PgRunStore, PgScoreS
  */
 export function openPgStores(
   db: PgDatabase,
-  options: { listScanLimit?: number; blobChunkBytes?: number } = {},
+  options: { listScanLimit?: number; blobChunkBytes?: number; registryCache?: RegistryCache } = {},
 ): AutomationStores {
   const blobs = new PgBlobStore(
     db,
     options.blobChunkBytes === undefined ? {} : { chunkBytes: options.blobChunkBytes },
   );
   return {
-    automations: new PgAutomationStore(db),
+    automations: new PgAutomationStore(db, options.registryCache),
     registrySources: new PgRegistrySourceStore(db, blobs),
     runs: new PgRunStore(
       db,

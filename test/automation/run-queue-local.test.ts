@@ -38,6 +38,8 @@ describe('in-process queue: a creation that does not commit', () => {
     let fail!: (err: Error) => void;
     const held: LocalQueueStore = {
       create: () => new Promise<void>((_, reject) => (fail = reject)),
+      createDeferred: (run, detail, events, flushMs) => store.createDeferred(run, detail, events, flushMs),
+      flush: (id) => store.flush(id),
       end: (next, detail, events) => store.end(next, detail, events),
       get: (id) => store.get(id),
       unfinished: () => store.unfinished(),

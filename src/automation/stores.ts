@@ -72,6 +72,10 @@ export function openLmdbStores(
     schedules: new LmdbScheduleStore(db, runs),
     blobs,
     retention: new LmdbRetentionStore(db, blobs),
-    close: () => db.close(),
+    close: async () => {
+      // Runs held back for their end (LmdbRunStore.createDeferred) are written before it closes.
+      await runs.flushAll().catch(() => undefined);
+      await db.close();
+    },
   };
 }

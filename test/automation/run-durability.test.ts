@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { freePort } from '../helpers/context.js';
 import { ensureSluiceBuilt } from '../helpers/sluice-process.js';
 import { waitUntil, withinHang } from '../helpers/wait.js';
+import { UNFINISHED_STATUSES } from '../../src/automation/runs/statuses.js';
 
 const TOKEN = 'run-durability-admin-token';
 const root = join(import.meta.dirname, '..', '..');
@@ -133,6 +134,15 @@ describe('runs after kill -9 of the automation service', () => {
       const types = events.body.events as { type: string }[];
       assert.equal(types.at(-1)?.type, 'run.completed', `the last event of ${id}`);
     }
+    // Runs cut off before their answer (a sync start's creation may commit without its end) are
+    // never left unfinished: the restart's recovery runs the queued ones again and ends the ones
+    // that were executing.
+    const unfinished = UNFINISHED_STATUSES.join(',');
+    await waitUntil('every stored run of the first process to be ended', async () => {
+      const page = await call(`${second.url}/runs?limit=200&status=${unfinished}`, 'GET');
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      return (page.body.runs as unknown[]).length === 0;
+    });
     killGroup(second.child);
     await withinHang('the second service to exit', second.exited);
   });

@@ -56,6 +56,12 @@ export interface StartRunRequest {
   /** Internal: rerun lineage and pinning. */
   previousRun?: RunRecord;
   pinnedGit?: RunGit & { version: string; versionId: string | null };
+  /**
+   * Only the run's end is acknowledged to the caller (a synchronous start): its creation need
+   * not be committed before it runs (RunQueue CreateOptions). A caller that answers before the
+   * end after all awaits `RunService.committed` first.
+   */
+  endAcknowledged?: boolean;
   /** The caller's W3C traceparent header: the run's trace continues it (when tracing is on). */
   traceparent?: string | undefined;
   /**
@@ -121,10 +127,14 @@ export class Admission {
         commitSha: resolved.commitSha,
       };
       version = resolved.version;
-      versionId = resolved.resolvedTag
-        ? ((await this.e.registry.versions(automation.id)).find((v) => v.sourceRef === resolved.resolvedTag)
-            ?.id ?? null)
-        : null;
+      // The synced release's version record is the automation's own (saved with it, registry
+      // service `sync`): no scan of its versions for it.
+      versionId = !resolved.resolvedTag
+        ? null
+        : resolved.resolvedTag === automation.tag && automation.versionId
+          ? automation.versionId
+          : ((await this.e.registry.versions(automation.id)).find((v) => v.sourceRef === resolved.resolvedTag)
+              ?.id ?? null);
     }
     const manifest = await this.e.registry.manifestAt(git.commitSha, automation.type, automation.slug);
     // Another node may run it: the pinned commit must be in the shared database first.
@@ -251,8 +261,13 @@ export class Admission {
     try {
       // One step: the run is never stored without being queued (or claimed).
       if (req.createQueued) await req.createQueued(record, detail, events);
-      else if (direct) claim = await this.e.queue.createClaimed(record, detail, events);
-      else await this.e.queue.createQueued(record, detail, events);
+      else {
+        // Held back for the end only when the run starts at once: one that waits in the queue
+        // would be written on its own anyway (LmdbRunStore.createDeferred).
+        const options = req.endAcknowledged && direct ? { endAcknowledged: true } : {};
+        if (direct) claim = await this.e.queue.createClaimed(record, detail, events, options);
+        else await this.e.queue.createQueued(record, detail, events, options);
+      }
     } catch (err) {
       this.e.admitted.delete(id);
       if (direct) await this.execution.settle(undefined);

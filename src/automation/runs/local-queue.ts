@@ -13,17 +13,37 @@
 // (events, its end) lands with or after its creation. If that commit fails the run is taken back
 // out: dropped from the queue, or given up by the node executing it (its end is never written).
 
-import type { QueueCancel, QueueClaim, QueueRecovery, RunEnd, RunQueue } from './queue.js';
+import type {
+  ClaimedState,
+  CreateOptions,
+  QueueCancel,
+  QueueClaim,
+  QueueRecovery,
+  RunEnd,
+  RunQueue,
+} from './queue.js';
 import type { LmdbRunStore } from './store.js';
 import { QUEUED, TERMINAL, type RunDetail, type RunEvent, type RunRecord } from './types.js';
 
 /** What the queue needs of the run store: the LMDB store's reads, its create and its end. */
-export type LocalQueueStore = Pick<LmdbRunStore, 'create' | 'end' | 'get' | 'unfinished'>;
+export type LocalQueueStore = Pick<
+  LmdbRunStore,
+  'create' | 'createDeferred' | 'flush' | 'end' | 'get' | 'unfinished'
+>;
+
+/**
+ * How long a synchronously started run's creation is held back for its end to be written with it
+ * (LmdbRunStore.createDeferred): longer than a quick run takes, short enough that a run list
+ * shows a longer one as it runs.
+ */
+const DEFERRED_FLUSH_MS = 50;
 
 export interface LocalQueueOptions {
   /** Running runs per tenant / per automation on this node; 0: no limit. */
   tenantConcurrency: number;
   automationConcurrency: number;
+  /** See DEFERRED_FLUSH_MS. */
+  deferredFlushMs?: number;
 }
 
 interface Entry {
@@ -32,6 +52,11 @@ interface Entry {
   automationId: string;
   /** Set for a run given up by its holder: the next claim takes it over. */
   previousNode?: string;
+  /**
+   * A run created by this process, as it was created: its claim hands it over (QueueClaim
+   * `stored`) instead of the claimant reading back what was just written.
+   */
+  stored?: ClaimedState;
 }
 
 interface Owned extends Entry {
@@ -65,10 +90,40 @@ export class LocalRunQueue implements RunQueue {
     private readonly options: LocalQueueOptions,
   ) {}
 
-  async createQueued(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
-    const committed = this.store.create(run, detail, events);
-    this.queued.push({ runId: run.id, tenant: run.tenant, automationId: run.automationId });
+  async createQueued(
+    run: RunRecord,
+    detail: RunDetail,
+    events: RunEvent[],
+    options: CreateOptions = {},
+  ): Promise<void> {
+    const committed = options.endAcknowledged
+      ? this.store.createDeferred(run, detail, events, this.options.deferredFlushMs ?? DEFERRED_FLUSH_MS)
+      : this.store.create(run, detail, events);
+    const last = events[events.length - 1];
+    this.queued.push({
+      runId: run.id,
+      tenant: run.tenant,
+      automationId: run.automationId,
+      // The claimant adds to its detail while the creation may still be encoding this one: its
+      // own arrays, so nothing it adds reaches the stored creation.
+      stored: {
+        record: run,
+        detail: {
+          ...detail,
+          steps: [...detail.steps],
+          trace: [...detail.trace],
+          usage: { ...detail.usage, tokens: { ...detail.usage.tokens } },
+        },
+        lastSeq: last?.seq ?? 0,
+        lastEventMs: last ? Date.parse(last.timestamp) : run.createdAt,
+      },
+    });
     this.wake();
+    if (options.endAcknowledged) {
+      // Written with its end (or flushed): a failed write takes the run back as below.
+      committed.catch(() => this.takeBack(run.id));
+      return;
+    }
     try {
       await committed;
     } catch (err) {
@@ -77,12 +132,21 @@ export class LocalRunQueue implements RunQueue {
     }
   }
 
+  committed(runId: string): Promise<void> {
+    return this.store.flush(runId);
+  }
+
   /**
    * Queued as by createQueued: a claim here costs no statement, and a queued run executes while
    * its creation commits (see above), so claiming it in the creation would gain nothing.
    */
-  async createClaimed(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<undefined> {
-    await this.createQueued(run, detail, events);
+  async createClaimed(
+    run: RunRecord,
+    detail: RunDetail,
+    events: RunEvent[],
+    options?: CreateOptions,
+  ): Promise<undefined> {
+    await this.createQueued(run, detail, events, options);
     return undefined;
   }
 
@@ -130,14 +194,17 @@ export class LocalRunQueue implements RunQueue {
       const attempt = (this.attempts.get(entry.runId) ?? 0) + 1;
       this.attempts.set(entry.runId, attempt);
       const cancelRequested = this.cancelAsked.has(entry.runId);
-      this.owned.set(entry.runId, { ...entry, attempt, cancelSignalled: cancelRequested });
-      claims.push({
+      const { stored, ...held } = entry;
+      this.owned.set(entry.runId, { ...held, attempt, cancelSignalled: cancelRequested });
+      const claim: QueueClaim = {
         runId: entry.runId,
         attempt,
         takeover: entry.previousNode !== undefined,
         previousNode: entry.previousNode ?? null,
         cancelRequested,
-      });
+      };
+      if (stored) claim.stored = stored;
+      claims.push(claim);
     }
     return Promise.resolve(claims);
   }

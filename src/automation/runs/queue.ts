@@ -56,10 +56,20 @@ export interface QueueRecovery {
   interrupted: QueueClaim[];
 }
 
+/** How a new run is to be stored. */
+export interface CreateOptions {
+  /**
+   * Only the run's end is acknowledged (a synchronous start): the adapter may run it before its
+   * creation is committed and write the two together, and resolve before anything is
+   * committed. `committed` then makes the creation durable on its own, when it must be after all.
+   */
+  endAcknowledged?: boolean;
+}
+
 export interface RunQueue {
   readonly nodeId: string;
   /** Stores a new run (as RunStore.create) and queues it, in one step; every node is woken. */
-  createQueued(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void>;
+  createQueued(run: RunRecord, detail: RunDetail, events: RunEvent[], options?: CreateOptions): Promise<void>;
   /**
    * Stores a new run that this node has room to run, and claims it for this node in the same
    * step when the adapter can (the run is then never queued: no wake, no claim of its own);
@@ -67,7 +77,17 @@ export interface RunQueue {
    * by createQueued instead (concurrency limits decide who runs it; or the adapter's claim costs
    * nothing, so it queues).
    */
-  createClaimed(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<QueueClaim | undefined>;
+  createClaimed(
+    run: RunRecord,
+    detail: RunDetail,
+    events: RunEvent[],
+    options?: CreateOptions,
+  ): Promise<QueueClaim | undefined>;
+  /**
+   * Resolves once the run's creation is committed (at once unless it was created with
+   * `endAcknowledged` and is not written yet).
+   */
+  committed?(runId: string): Promise<void>;
   /** Runs waiting to be claimed by any node, counted up to `bound`. */
   queuedCount(bound: number): Promise<number>;
   /** Claims up to `limit` runs (takeovers of expired leases first), within the concurrency limits. */

@@ -83,6 +83,8 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
     // `run` is the start's answer, committed: the wait does not read it back.
     const done = await runs.waitFor(run.id, waitSeconds * 1000, run);
     if (TERMINAL.has(done.status)) return res.json(runView(done, await ctxFor(done)), 200);
+    // Not ended in time: the answer acknowledges the run, so its creation must be committed.
+    await runs.committed(run.id);
     res.json(acceptedView(done), 202);
   }
 
@@ -127,6 +129,7 @@ export function runRoutes(deps: ApiDeps): ApiRoute[] {
             principal,
             trigger: triggerOf(ctx.req.headers['x-eigenpal-trigger']),
             traceparent: ctx.req.headers['traceparent'],
+            endAcknowledged: (ctx.query.wait_for_completion ?? 0) > 0,
           });
         } finally {
           await discard(parsed);

@@ -110,11 +110,26 @@ export interface LmdbRunStoreOptions {
   listScanLimit?: number;
 }
 
+/**
+ * A run whose creation is held in memory (LmdbRunStore.createDeferred): what has been written of
+ * it since, applied here, until it is written in one transaction (its end, or a flush).
+ */
+interface DeferredRun {
+  run: RunRecord;
+  detail: RunDetail;
+  events: RunEvent[];
+  timer: NodeJS.Timeout;
+  /** Settles with the commit that writes it. */
+  committed: Promise<void>;
+  settle: (written: Promise<void>) => void;
+}
+
 export class LmdbRunStore implements RunStore {
   // lmdb-js commits its write queue in order, batching what is issued together into one
   // transaction (the lmdb-js README: "Transactions", "Ordering").
   readonly ordered = true;
   private readonly scanLimit: number;
+  private readonly deferred = new Map<string, DeferredRun>();
 
   constructor(
     readonly db: AutomationDb,
@@ -128,24 +143,71 @@ export class LmdbRunStore implements RunStore {
   }
 
   async get(id: string): Promise<RunRecord | undefined> {
-    return this.read(id);
+    return this.deferred.get(id)?.run ?? this.read(id);
   }
 
   async getDetail(id: string): Promise<RunDetail | undefined> {
-    return this.db.runDetails.get(id) as RunDetail | undefined;
+    return this.deferred.get(id)?.detail ?? (this.db.runDetails.get(id) as RunDetail | undefined);
   }
 
   create(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
-    return this.db.root.transaction(() => {
-      this.db.runs.putSync(run.id, run);
-      this.db.runDetails.putSync(run.id, detail);
-      for (const key of indexKeys(run)) this.db.runIndex.putSync(key, run.sampleRank);
-      for (const e of events) this.db.events.putSync([run.id, e.seq], e);
+    return this.db.root.transaction(() => this.insert(run, detail, events));
+  }
+
+  /** Inside a write transaction: a run written whole (record, detail, index entries, events). */
+  private insert(run: RunRecord, detail: RunDetail, events: RunEvent[]): void {
+    this.db.runs.putSync(run.id, run);
+    this.db.runDetails.putSync(run.id, detail);
+    for (const key of indexKeys(run)) this.db.runIndex.putSync(key, run.sampleRank);
+    for (const e of events) this.db.events.putSync([run.id, e.seq], e);
+  }
+
+  /**
+   * A run whose creation need not be committed before it executes (a synchronous start: what
+   * its answer acknowledges is its end). It is kept here, and what is written of it meanwhile
+   * (record changes, events) is applied here, so that its end writes all of it in one
+   * transaction (`end`). A run still unended after `flushMs` is written as it is then (listings
+   * see it from then on); so is one whose creation must be acknowledged after all (`flush`).
+   * Reads of this store see it throughout; a run scan (`list`, `unfinished`) sees it once it is
+   * written. Nothing is lost that was acknowledged: if the process dies before the write, the
+   * start was never answered. The returned promise settles with the commit that writes it.
+   */
+  createDeferred(run: RunRecord, detail: RunDetail, events: RunEvent[], flushMs: number): Promise<void> {
+    let settle!: (written: Promise<void>) => void;
+    const committed = new Promise<void>((resolve, reject) => {
+      settle = (written) => void written.then(resolve, reject);
     });
+    committed.catch(() => undefined);
+    const timer = setTimeout(() => void this.flush(run.id), flushMs);
+    timer.unref();
+    this.deferred.set(run.id, { run, detail, events: [...events], timer, committed, settle });
+    return committed;
+  }
+
+  /** Writes a deferred run as it is now (see createDeferred); resolves once it is committed. */
+  flush(id: string): Promise<void> {
+    const d = this.deferred.get(id);
+    if (!d) return Promise.resolve();
+    this.deferred.delete(id);
+    clearTimeout(d.timer);
+    d.settle(this.create(d.run, d.detail, d.events));
+    return d.committed;
+  }
+
+  /** Every deferred run written (the service closes). */
+  async flushAll(): Promise<void> {
+    await Promise.all([...this.deferred.keys()].map((id) => this.flush(id)));
   }
 
   /** Moves index entries whose key changed (status, completion). */
   update(previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void> {
+    const d = this.deferred.get(next.id);
+    if (d) {
+      d.run = next;
+      if (detail) d.detail = detail;
+      // An end recorded this way (a queued run cancelled) is not kept waiting.
+      return TERMINAL.has(next.status) ? this.flush(next.id) : d.committed;
+    }
     return this.db.root.transaction(() => this.replace(previous, next, detail));
   }
 
@@ -156,6 +218,14 @@ export class LmdbRunStore implements RunStore {
    * transactions issued in the same event turn).
    */
   end(next: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
+    const d = this.deferred.get(next.id);
+    if (d) {
+      // Created, changed and ended in one transaction: the record and detail written once.
+      this.deferred.delete(next.id);
+      clearTimeout(d.timer);
+      d.settle(this.create(next, detail, [...d.events, ...events]));
+      return d.committed;
+    }
     return this.db.root.transaction(() => {
       for (const e of events) this.db.events.putSync([next.id, e.seq], e);
       this.replace(this.read(next.id) ?? next, next, detail);
@@ -175,10 +245,18 @@ export class LmdbRunStore implements RunStore {
   }
 
   async appendEvent(runId: string, event: RunEvent): Promise<void> {
+    const d = this.deferred.get(runId);
+    if (d) {
+      // Written with the run (nothing is acknowledged of it before that): nothing to wait for.
+      d.events.push(event);
+      return;
+    }
     await this.db.events.put([runId, event.seq], event);
   }
 
   async events(runId: string): Promise<RunEvent[]> {
+    const d = this.deferred.get(runId);
+    if (d) return [...d.events];
     const out: RunEvent[] = [];
     for (const { value } of this.db.events.getRange({
       start: [runId, 0],
@@ -190,6 +268,8 @@ export class LmdbRunStore implements RunStore {
   }
 
   async lastEventSeq(runId: string): Promise<number> {
+    const d = this.deferred.get(runId);
+    if (d) return d.events.reduce((m, e) => Math.max(m, e.seq), 0);
     for (const { key } of this.db.events.getRange({
       start: [runId, Number.MAX_SAFE_INTEGER],
       end: [runId, 0],
@@ -202,6 +282,7 @@ export class LmdbRunStore implements RunStore {
   }
 
   removeEnded(id: string): Promise<RemovedRun | undefined> {
+    if (this.deferred.has(id)) return Promise.resolve(undefined);
     // Read again inside the transaction: a review saved meanwhile keeps the run.
     return this.db.root.transaction(() => {
       const run = this.read(id);

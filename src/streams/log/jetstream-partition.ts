@@ -4,9 +4,14 @@
 // multi-message atomic publish), and offsets are contiguous because every publish states the
 // stream sequence it expects to follow (`Nats-Expected-Last-Sequence`): when another node appended
 // in between, JetStream refuses the publish and the writer reloads the tail and tries again with
-// the next base offset. A retried publish keeps its `Nats-Msg-Id`, and JetStream's de-duplication
-// runs before the expectation check, so a publish whose answer was lost is stored at most once and
-// its retry learns where it landed.
+// the next base offset. On a cluster this stream-wide expectation holds (three writers, one per
+// server, publishing at one expected sequence at once: exactly one stored, every round of
+// test/streams/partition-slot.test.ts), unlike the per-subject one KV updates use
+// (../nats/revision-write.ts). An append is answered with the base its message was published with,
+// taken before the publish: news of other nodes' appends (`observed`) moves the writer's view of
+// the tail while the publish is in flight. A retried publish keeps its `Nats-Msg-Id`, and
+// JetStream's de-duplication runs before the expectation check, so a publish whose answer was lost
+// is stored at most once and its retry learns where it landed.
 //
 // Appends waiting for one partition leave in one message (group commit): while a publish is in
 // flight, later appends queue and the next publish carries all of them, up to the server's
@@ -228,15 +233,7 @@ export class PartitionLog {
         const result = acks[i]!;
         if (result.status !== 'fulfilled' || result.value.duplicate) break;
         const { base } = flights[i]!;
-        const message = messages[i]!;
-        this.lastSeq = result.value.seq;
-        this.next = base + message.count;
-        this.deps.cache.put(this.stream, result.value.seq, {
-          base,
-          count: message.count,
-          data: message.data,
-        });
-        if (this.advance(this.next, result.value.seq)) this.deps.appended(this.next, result.value.seq);
+        this.stored(result.value.seq, base, messages[i]!.count, messages[i]!.data);
         out.push(base);
       }
       if (i < acks.length) this.known = false;
@@ -260,8 +257,11 @@ export class PartitionLog {
       if (left <= 0) throw unavailable(lastError);
       try {
         if (!this.known) await this.loadTail();
+        // Taken now: news of other nodes' appends (`observed`) moves the tail while the publish is
+        // in flight, and this message is stored at this base or not at all.
+        const base = this.next;
         const headers = natsHeaders();
-        headers.set(BASE_HEADER, String(this.next));
+        headers.set(BASE_HEADER, String(base));
         headers.set(COUNT_HEADER, String(count));
         const ack = await this.deps.js.publish(this.subject, data, {
           msgID,
@@ -278,11 +278,7 @@ export class PartitionLog {
           if (this.advance(end, ack.seq)) this.deps.appended(end, ack.seq);
           return stored.base;
         }
-        const base = this.next;
-        this.lastSeq = ack.seq;
-        this.next = base + count;
-        this.deps.cache.put(this.stream, ack.seq, { base, count, data });
-        if (this.advance(this.next, ack.seq)) this.deps.appended(this.next, ack.seq);
+        this.stored(ack.seq, base, count, data);
         return base;
       } catch (error) {
         lastError = error;
@@ -298,6 +294,20 @@ export class PartitionLog {
         await sleep(Math.min(deadline - Date.now(), 25 * 2 ** Math.min(attempt, 5)));
       }
     }
+  }
+
+  /**
+   * This node's message `seq` holds the batch at `base`. The writer's tail only moves forward:
+   * news of a later message by another node may have arrived before this answer.
+   */
+  private stored(seq: number, base: number, count: number, data: Uint8Array): void {
+    const end = base + count;
+    if (seq > this.lastSeq) {
+      this.lastSeq = seq;
+      this.next = end;
+    }
+    this.deps.cache.put(this.stream, seq, { base, count, data });
+    if (this.advance(end, seq)) this.deps.appended(end, seq);
   }
 
   private async loadTail(): Promise<void> {

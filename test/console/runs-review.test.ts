@@ -59,10 +59,14 @@ describe('console: run previews, usage, waterfall, review queue, experiment comp
     assert.ok(res.ok, `${init.method ?? 'GET'} ${path}: ${res.status} ${text}`);
     return JSON.parse(text) as T;
   };
-  const startRun = async (target: string, input: Record<string, unknown>) => {
+  const startRun = async (
+    target: string,
+    input: Record<string, unknown>,
+    metadata?: Record<string, unknown>,
+  ) => {
     const run = await call<ApiRun>('/runs?wait_for_completion=60', {
       method: 'POST',
-      body: { target, input },
+      body: { target, input, ...(metadata ? { metadata } : {}) },
     });
     assert.equal(run.finished, true, `run of ${target} did not finish: ${JSON.stringify(run)}`);
     return run.id;
@@ -75,7 +79,11 @@ describe('console: run previews, usage, waterfall, review queue, experiment comp
     // One at a time, so their creation order is the queue's order.
     for (const text of ['first text', 'second text', 'third text'])
       reportRuns.push(await startRun('workflows.text-report', { text }));
-    slowRun = await startRun('workflows.text-report', { text: 'a slow normalize step', delay_ms: 150 });
+    slowRun = await startRun(
+      'workflows.text-report',
+      { text: 'a slow normalize step', delay_ms: 150 },
+      { customer: { name: 'Initech Ltd' } },
+    );
     browser = await launchBrowser();
     watched = await openPage(browser);
     page = watched.page;
@@ -287,7 +295,7 @@ describe('console: run previews, usage, waterfall, review queue, experiment comp
     assertCleanPage(watched);
   });
 
-  it('searches runs in one box: a review note, an example id, a run id, as the API answers', async () => {
+  it('searches runs in one box: a review note, an example id, a run id, metadata, as the API answers', async () => {
     await go('#/automation/runs');
     const table = page.getByTestId('runs-table');
     const box = page.getByRole('searchbox', { name: 'Search runs' });
@@ -318,6 +326,8 @@ describe('console: run previews, usage, waterfall, review queue, experiment comp
     await screenshot(page, 'automation-runs-search');
     // Part of a run id.
     assert.ok((await search(agentRun.slice(-10))).includes(agentRun));
+    // A string in the run's input metadata.
+    assert.deepEqual(await search('initech'), [slowRun]);
     assertCleanPage(watched);
   });
 });

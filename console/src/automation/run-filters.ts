@@ -17,14 +17,14 @@ export interface FilterSpec {
 const TIME_HINT = 'ISO date or time, epoch ms, or relative (-7d, 24h)';
 
 export const RUN_FILTERS: FilterSpec[] = [
-  // One box over several fields: the API's `search` (run id, example id or review note contains
-  // it, any case), combined with every other filter.
+  // One box over several fields: the API's `search` (run id, example id, review note or an input
+  // metadata string contains it, any case), combined with every other filter.
   {
     name: 'search',
     label: 'Search runs',
     kind: 'search',
     main: true,
-    hint: 'part of a run id, example id or review note',
+    hint: 'part of a run id, example id, review note or metadata value',
   },
   {
     name: 'status',

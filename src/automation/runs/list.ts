@@ -37,7 +37,10 @@ export interface RunListQuery {
   hasReview?: boolean;
   hasCorrections?: boolean;
   reviewNoteContains?: string;
-  /** Any of run id, example id or review note contains it, ignoring case (the console's search box). */
+  /**
+   * Any of run id, example id or review note contains it, or a string anywhere in the run's input
+   * metadata does, ignoring case (the console's search box).
+   */
   search?: string;
   reviewCreated?: [number | undefined, number | undefined];
   reviewUpdated?: [number | undefined, number | undefined];
@@ -79,7 +82,10 @@ const inRange = (v: number | null | undefined, lo?: number, hi?: number) =>
     ? (lo === undefined || v >= lo) && (hi === undefined || v <= hi)
     : lo === undefined && hi === undefined;
 
-export function matches(run: RunRecord, q: RunListQuery): boolean {
+/** A run's input metadata, for `search` (a store reads it from the run's detail). */
+export type MetadataOf = (run: RunRecord) => unknown;
+
+export function matches(run: RunRecord, q: RunListQuery, metadataOf?: MetadataOf): boolean {
   if (run.tenant !== q.tenant) return false;
   if (q.types && !q.types.includes(run.type)) return false;
   if (q.sources && !q.sources.includes(run.automationId)) return false;
@@ -121,7 +127,7 @@ export function matches(run: RunRecord, q: RunListQuery): boolean {
     !(review?.note ?? '').toLowerCase().includes(q.reviewNoteContains.toLowerCase())
   )
     return false;
-  if (q.search !== undefined && !searchMatches(run, q.search)) return false;
+  if (q.search !== undefined && !searchMatches(run, q.search, metadataOf)) return false;
   for (const [range, field] of [
     [q.reviewCreated, 'createdAt'],
     [q.reviewUpdated, 'updatedAt'],
@@ -134,12 +140,25 @@ export function matches(run: RunRecord, q: RunListQuery): boolean {
   return true;
 }
 
-/** The fields `search` looks in; the PostgreSQL store's residual reads the same three. */
-function searchMatches(run: RunRecord, term: string): boolean {
+/**
+ * The fields `search` looks in; the PostgreSQL store's residual reads the same ones. Metadata is
+ * read only when the record's own fields do not match (it lives in the run's detail), and only
+ * its strings count, at any depth (as PostgreSQL's `$.** ? (@ like_regex …)` sees them).
+ */
+function searchMatches(run: RunRecord, term: string, metadataOf?: MetadataOf): boolean {
   const t = term.toLowerCase();
-  return [run.id, run.exampleId ?? '', run.review?.note ?? ''].some((field) =>
-    field.toLowerCase().includes(t),
-  );
+  if ([run.id, run.exampleId ?? '', run.review?.note ?? ''].some((field) => field.toLowerCase().includes(t)))
+    return true;
+  return metadataOf !== undefined && someString(metadataOf(run), (s) => s.toLowerCase().includes(t));
+}
+
+/** Whether any string in a JSON value (object values and array items, at any depth) passes. */
+function someString(value: unknown, test: (s: string) => boolean): boolean {
+  if (typeof value === 'string') return test(value);
+  if (Array.isArray(value)) return value.some((v) => someString(v, test));
+  if (value !== null && typeof value === 'object')
+    return Object.values(value).some((v) => someString(v, test));
+  return false;
 }
 
 export interface RunListPage {
@@ -157,5 +176,8 @@ export async function listRuns(
   overlay: (run: RunRecord) => RunRecord = (r) => r,
 ): Promise<RunListPage> {
   const page = await store.list(q);
-  return { runs: page.runs.map(overlay).filter((r) => matches(r, q)), nextCursor: page.nextCursor };
+  // The store has applied `search`, whose fields a live state does not change (id, example id
+  // and input metadata are fixed at the start; a run in flight has no review to change).
+  const { search: _applied, ...live } = q;
+  return { runs: page.runs.map(overlay).filter((r) => matches(r, live)), nextCursor: page.nextCursor };
 }

@@ -132,7 +132,10 @@ export const RunListQuery = Type.Object({
   hasCorrections: BoolQ('reviews with corrections'),
   reviewNoteContains: Opt(Type.String({ maxLength: 1024 })),
   search: Opt(
-    Type.String({ maxLength: 256, description: 'run id, example id or review note contains it (any case)' }),
+    Type.String({
+      maxLength: 256,
+      description: 'run id, example id, review note or a string in the input metadata contains it (any case)',
+    }),
   ),
   reviewCreatedAfter: Time('review created at or after'),
   reviewCreatedBefore: Time('review created at or before'),

@@ -8,7 +8,14 @@
 // reading them.
 
 import type { AutomationDb } from '../db.js';
-import { decodeCursor, encodeCursor, matches, type RunListPage, type RunListQuery } from './list.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  matches,
+  type MetadataOf,
+  type RunListPage,
+  type RunListQuery,
+} from './list.js';
 import { TERMINAL, UNFINISHED_STATUSES, type RunDetail, type RunEvent, type RunRecord } from './types.js';
 
 export interface RunStore {
@@ -130,6 +137,10 @@ export class LmdbRunStore implements RunStore {
   readonly ordered = true;
   private readonly scanLimit: number;
   private readonly deferred = new Map<string, DeferredRun>();
+  /** A run's input metadata for a list's `search` (read only when its record does not match). */
+  private readonly metadataOf: MetadataOf = (run) =>
+    (this.deferred.get(run.id)?.detail ?? (this.db.runDetails.get(run.id) as RunDetail | undefined))?.input
+      .metadata;
 
   constructor(
     readonly db: AutomationDb,
@@ -326,7 +337,9 @@ export class LmdbRunStore implements RunStore {
       const found = q.ids
         .map((id) => this.read(id))
         .filter((r): r is RunRecord => r !== undefined)
-        .filter((r) => matches(r, q) && (q.sort !== 'completedAt' || r.completedAt !== null));
+        .filter(
+          (r) => matches(r, q, this.metadataOf) && (q.sort !== 'completedAt' || r.completedAt !== null),
+        );
       found.sort((a, b) => (sortOf(a) - sortOf(b) || byId(a.id, b.id)) * (desc ? -1 : 1));
       const after = cursor
         ? found.filter((r) => {
@@ -372,7 +385,7 @@ export class LmdbRunStore implements RunStore {
       scanned++;
       const sampledOut = q.sampleRate !== undefined && typeof rank === 'number' && !(rank < q.sampleRate);
       const run = sampledOut ? undefined : this.read(String(key[4]));
-      if (run && matches(run, q)) {
+      if (run && matches(run, q, this.metadataOf)) {
         if (toSkip > 0) toSkip--;
         else {
           page.push(run);

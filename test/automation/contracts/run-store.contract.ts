@@ -77,8 +77,20 @@ export function contractRun(tenant: string, i: number, extra: Partial<RunRecord>
   };
 }
 
-function detailOf(run: RunRecord): RunDetail {
-  return { ...emptyDetail(), input: { args: { run: run.id }, files: [], metadata: { m: 1 } } };
+/** The input metadata of the i-th run of a tenant: strings at several depths, for `search`. */
+function metadataOf(i: number): Record<string, unknown> {
+  return {
+    m: 1,
+    customer: i % 6 === 4 ? 'Acme Corp' : 'Globex',
+    nested: {
+      region: i % 9 === 5 ? 'eu-West-1' : 'us-east-1',
+      tags: ['t', i % 7 === 3 ? 'Urgent' : 'later'],
+    },
+  };
+}
+
+function detailOf(run: RunRecord, i = 0): RunDetail {
+  return { ...emptyDetail(), input: { args: { run: run.id }, files: [], metadata: metadataOf(i) } };
 }
 
 const event = (seq: number, type: string): RunEvent => ({
@@ -99,13 +111,13 @@ export function runStoreContract(label: string, make: () => Promise<RunStoreUnde
       for (let i = 0; i < N; i++) {
         const run = contractRun('t1', i);
         mine.push(run);
-        await s.store.create(run, detailOf(run), [event(1, 'run.created')]);
+        await s.store.create(run, detailOf(run, i), [event(1, 'run.created')]);
       }
       // Another tenant's runs share every field value with t1's, so only tenant scoping keeps them out.
       for (let i = 0; i < 10; i++) {
         const run = contractRun('t2', i);
         theirs.push(run);
-        await s.store.create(run, detailOf(run), []);
+        await s.store.create(run, detailOf(run, i), []);
       }
     });
     after(async () => {
@@ -143,7 +155,7 @@ export function runStoreContract(label: string, make: () => Promise<RunStoreUnde
     it('get and getDetail read back what was created; unknown ids are undefined', async () => {
       const run = mine[3]!;
       assert.deepEqual(await s.store.get(run.id), run);
-      assert.deepEqual(await s.store.getDetail(run.id), detailOf(run));
+      assert.deepEqual(await s.store.getDetail(run.id), detailOf(run, 3));
       assert.equal(await s.store.get('exec_unknown'), undefined);
       assert.equal(await s.store.getDetail('exec_unknown'), undefined);
       // get is not tenant-scoped (callers check the tenant): another tenant's run reads back too.
@@ -280,6 +292,21 @@ export function runStoreContract(label: string, make: () => Promise<RunStoreUnde
         expect((r) => r.id.toLowerCase().includes(part.toLowerCase())),
       );
       assert.ok((await all(base({ search: part }))).includes(one.id));
+
+      // …and by a string anywhere in its input metadata (values at any depth, not member names).
+      const at = (r: RunRecord) => mine.indexOf(r);
+      const byMetadata: [string, (r: RunRecord) => boolean][] = [
+        ['ACME', (r) => at(r) % 6 === 4],
+        ['eu-west', (r) => at(r) % 9 === 5],
+        ['urgent', (r) => at(r) % 7 === 3],
+      ];
+      for (const [term, pred] of byMetadata) {
+        const want = expect(pred);
+        assert.ok(want.length > 0, `${term} selects some runs`);
+        assert.deepEqual(await all(base({ search: term })), want, term);
+      }
+      assert.deepEqual(await all(base({ search: 'customer' })), [], 'member names are not searched');
+      assert.deepEqual(await all(base({ search: 'region' })), []);
     });
 
     it('samples by sampleRank below the rate', async () => {

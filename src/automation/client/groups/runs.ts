@@ -61,7 +61,7 @@ export interface RunListFilters {
   noReview?: boolean | string;
   hasCorrections?: boolean | string;
   reviewNoteContains?: string;
-  /** Run id, example id or review note contains it (any case). */
+  /** Run id, example id, review note or a string in the input metadata contains it (any case). */
   search?: string;
   reviewCreatedAfter?: string | Date;
   reviewCreatedBefore?: string | Date;

@@ -122,11 +122,18 @@ function addResiduals(w: Where, q: RunListQuery): void {
       `strpos(lower(coalesce(${REVIEW} ->> 'note', '')), lower(${w.param(q.reviewNoteContains)})) > 0`,
     );
   if (q.search !== undefined) {
-    // list.ts `searchMatches`: any of the three contains the term, ignoring case.
+    // list.ts `searchMatches`: any of the three contains the term, ignoring case, or a metadata string.
     const t = `lower(${w.param(q.search)})`;
+    // Metadata: any string at any depth (`strict $.**` visits every item once:
+    // https://www.postgresql.org/docs/current/functions-json.html#FUNCTIONS-SQLJSON-PATH). `id` in
+    // the subquery is the listed run's: neither run_details nor the path's rows have that column.
+    const metadata =
+      `EXISTS (SELECT 1 FROM run_details d, ` +
+      `jsonb_path_query(d.detail::jsonb -> 'input' -> 'metadata', 'strict $.**') AS v ` +
+      `WHERE d.run_id = id AND jsonb_typeof(v) = 'string' AND strpos(lower(v #>> '{}'), ${t}) > 0)`;
     w.addResidual(
       `(strpos(lower(id), ${t}) > 0 OR strpos(lower(coalesce(example_id, '')), ${t}) > 0 OR ` +
-        `strpos(lower(coalesce(${REVIEW} ->> 'note', '')), ${t}) > 0)`,
+        `strpos(lower(coalesce(${REVIEW} ->> 'note', '')), ${t}) > 0 OR ${metadata})`,
     );
   }
   for (const [range, field] of [

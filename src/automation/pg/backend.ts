@@ -33,7 +33,8 @@ export async function openPgBackend(settings: AutomationSettings, log: Logger): 
     const migrated = await migrate(db);
     if (migrated.applied.length > 0) log.info(migrated, 'automation database migrated');
     const registryCache = new RegistryCache();
-    const stores = openPgStores(db, { registryCache });
+    // A run's progress is unacknowledged while this node runs it (holds its lease).
+    const stores = openPgStores(db, { registryCache, runningHere: (id) => queue?.runsHere(id) ?? false });
     const q = (queue = new PgRunQueue(db, {
       nodeId: settings.nodeId,
       leaseMs: settings.leaseMs,

@@ -112,17 +112,22 @@ export class PgBlobStore implements BlobStore {
     }
   }
 
-  /** Content of at most one chunk, whole in hand: stored by one statement unless stored already. */
+  /**
+   * Content of at most one chunk, whole in hand: one statement whether or not it is stored
+   * already. The unique sha256 is the existence check (`ON CONFLICT DO NOTHING`): stored content
+   * inserts nothing (no transaction id, so its commit flushes nothing), new content inserts the
+   * `ready` row and its chunk together. A separate check first would be a statement (a
+   * transaction) of its own for every write.
+   */
   private async writeSmall(data: Buffer, sha256: string): Promise<{ sha256: string; size: number }> {
     try {
-      if (!(await this.stat(sha256)))
-        await this.db.query(
-          `WITH b AS (
-             INSERT INTO blobs (chunk_size, state, sha256, size) VALUES ($1, 'ready', $2, $3)
-             ON CONFLICT (sha256) DO NOTHING RETURNING id)
-           INSERT INTO blob_chunks (blob_id, seq, data) SELECT id, 0, $4 FROM b WHERE $3 > 0`,
-          [this.chunkBytes, sha256, data.length, data],
-        );
+      await this.db.query(
+        `WITH b AS (
+           INSERT INTO blobs (chunk_size, state, sha256, size) VALUES ($1, 'ready', $2, $3)
+           ON CONFLICT (sha256) DO NOTHING RETURNING id)
+         INSERT INTO blob_chunks (blob_id, seq, data) SELECT id, 0, $4 FROM b WHERE $3 > 0`,
+        [this.chunkBytes, sha256, data.length, data],
+      );
     } catch (err) {
       throw mapDatabaseError(err);
     }

@@ -267,6 +267,11 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     return claimed;
   }
 
+  /** Whether this node holds the run's lease (runs it now). */
+  runsHere(runId: string): boolean {
+    return this.leases.attempt(runId) !== undefined;
+  }
+
   /**
    * Extends the lease of every run this node owns; resolves with the runs it no longer owns
    * (taken over after their lease expired), each also announced as `lost`.

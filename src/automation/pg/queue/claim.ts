@@ -5,7 +5,14 @@
 import type { ClaimedState } from '../../runs/queue.js';
 import type { RunDetail, RunRecord } from '../../runs/types.js';
 import type { Queryable } from '../pool.js';
-import { CLAIM_EXPIRED, CLAIM_IDS, CLAIM_READ, CLAIM_WINDOW, LOCK_KEYS, RUNNING_COUNTS } from './sql.js';
+import {
+  CLAIM_EXPIRED,
+  CLAIM_IDS,
+  CLAIM_READ_ASYNC,
+  CLAIM_WINDOW,
+  LOCK_KEYS,
+  RUNNING_COUNTS,
+} from './sql.js';
 
 export interface ClaimedRun {
   runId: string;
@@ -70,7 +77,7 @@ export async function claimAndRead(
   limit: number,
   exclude: string[],
 ): Promise<ClaimedRun[]> {
-  const { rows } = await q.query<ClaimRowRead>(CLAIM_READ, [c.nodeId, c.leaseSeconds, limit, exclude]);
+  const { rows } = await q.query<ClaimRowRead>(CLAIM_READ_ASYNC, [c.nodeId, c.leaseSeconds, limit, exclude]);
   return readClaims(rows);
 }
 

@@ -176,7 +176,7 @@ export const CLAIM_READ = `WITH expired AS (
     RETURNING r.id, r.tenant, r.automation_id, r.attempt, r.cancel_requested, e.node AS previous_node,
       true AS takeover, r.record),
   next AS (
-    SELECT id FROM runs WHERE queue_state = 'queued'
+    SELECT id FROM runs WHERE queue_state = 'queued' AND NOT (id = ANY($4::text[]))
     ORDER BY queued_at, id
     LIMIT greatest($3 - (SELECT count(*) FROM expired), 0)
     FOR UPDATE SKIP LOCKED),
@@ -191,6 +191,16 @@ export const CLAIM_READ = `WITH expired AS (
   LEFT JOIN run_details d ON d.run_id = c.id
   LEFT JOIN LATERAL (
     SELECT max(seq) AS seq, max(event ->> 'timestamp') AS at FROM run_events WHERE run_id = c.id) ev ON true`;
+
+/**
+ * CLAIM_READ committing without waiting for its WAL flush: a claim is answered to no client. A
+ * PostgreSQL crash can lose it (the runs are queued again, their attempt as before); the claiming
+ * node's renewal then finds them not claimed and reports them lost, its end of them matches no
+ * row, and its claims leave out runs it holds (`next` excludes $4), so it never claims a run it
+ * still runs under the same attempt. A synchronous end flushes every earlier claim with it.
+ */
+export const CLAIM_READ_ASYNC = `${CLAIM_READ}
+  WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL`;
 
 /** A window of queued rows, leaving out full tenants and automations: $1 size, $2/$3 limits. */
 export const CLAIM_WINDOW = `WITH full_tenants AS (

@@ -27,7 +27,13 @@ export { PgFileStore, PgRegistrySourceStore, PgReviewStore, PgRunStore, PgScoreS
  */
 export function openPgStores(
   db: PgDatabase,
-  options: { listScanLimit?: number; blobChunkBytes?: number; registryCache?: RegistryCache } = {},
+  options: {
+    listScanLimit?: number;
+    blobChunkBytes?: number;
+    registryCache?: RegistryCache;
+    /** The run queue's answer to whether this node runs a run (run-writes.ts). */
+    runningHere?: (runId: string) => boolean;
+  } = {},
 ): AutomationStores {
   const blobs = new PgBlobStore(
     db,
@@ -36,10 +42,10 @@ export function openPgStores(
   return {
     automations: new PgAutomationStore(db, options.registryCache),
     registrySources: new PgRegistrySourceStore(db, blobs),
-    runs: new PgRunStore(
-      db,
-      options.listScanLimit === undefined ? {} : { listScanLimit: options.listScanLimit },
-    ),
+    runs: new PgRunStore(db, {
+      ...(options.listScanLimit === undefined ? {} : { listScanLimit: options.listScanLimit }),
+      ...(options.runningHere ? { runningHere: options.runningHere } : {}),
+    }),
     scores: new PgScoreStore(db),
     files: new PgFileStore(db, blobs),
     examples: new PgExampleStore(db, blobs),

@@ -11,6 +11,15 @@
 // that order leaves stored. A batch that fails for another reason than an unreachable database
 // (a detail of a run that does not exist) is sent again one write at a time, so only the writes
 // that fail are rejected.
+//
+// A batch made only of writes of runs this node is running (it holds their lease) acknowledges
+// nothing to a client: it commits without waiting for its WAL flush (`synchronous_commit = off`
+// for that transaction, https://www.postgresql.org/docs/current/wal-async-commit.html). The run's
+// end commits synchronously, which flushes the WAL up to its own record and so every earlier
+// asynchronous commit with it; a PostgreSQL crash before can lose such progress only of a run
+// that had not ended, and nobody was answered about it (docs/automation.md, the crash table).
+// Any other write (a run not running here: a cancelled queued run's end, a retry link, an event
+// after the end) commits synchronously.
 
 import { Batcher } from '../batcher.js';
 import type { Queryable } from '../pool.js';
@@ -44,6 +53,9 @@ const BATCH = `WITH u AS (
     INSERT INTO blob_holds (holder, sha256) SELECT * FROM unnest($${n + 6}::text[], $${n + 7}::text[])
     ON CONFLICT DO NOTHING)
   SELECT 1`;
+
+/** BATCH committing without waiting for its WAL flush (the setting is this transaction's only). */
+const BATCH_ASYNC = BATCH.replace(/SELECT 1$/, "SELECT set_config('synchronous_commit', 'off', true)");
 
 /** The batch's parameters: records as one array per column, details, events, each merged. */
 function batchParams(batch: Write[]): unknown[] {
@@ -86,9 +98,11 @@ function batchParams(batch: Write[]): unknown[] {
 export class RunWriteQueue {
   private readonly batcher: Batcher<Write, undefined>;
 
-  constructor(db: Queryable) {
+  /** `runningHere(runId)`: whether this node runs the run now (its writes acknowledge nothing). */
+  constructor(db: Queryable, runningHere: (runId: string) => boolean = () => false) {
     this.batcher = new Batcher<Write, undefined>(async (batch) => {
-      await db.query(BATCH, batchParams(batch));
+      const unacknowledged = batch.every((w) => runningHere(w.runId));
+      await db.query(unacknowledged ? BATCH_ASYNC : BATCH, batchParams(batch));
       return batch.map(() => undefined);
     });
   }

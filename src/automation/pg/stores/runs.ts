@@ -220,6 +220,8 @@ export interface PgRunStoreOptions {
    * full (its cursor then points where it stopped), as LmdbRunStore's listScanLimit.
    */
   listScanLimit?: number;
+  /** Whether this node runs the run now (its lease); its progress writes commit asynchronously. */
+  runningHere?: (runId: string) => boolean;
 }
 
 export class PgRunStore implements RunStore {
@@ -235,7 +237,7 @@ export class PgRunStore implements RunStore {
     options: PgRunStoreOptions = {},
   ) {
     this.scanLimit = options.listScanLimit ?? 20_000;
-    this.writes = new RunWriteQueue(db);
+    this.writes = new RunWriteQueue(db, options.runningHere);
     this.records = new KeyedReads(db, 'SELECT id AS k, record AS v FROM runs WHERE id = ANY($1::text[])');
     this.details = new KeyedReads(
       db,

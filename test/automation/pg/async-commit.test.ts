@@ -1,0 +1,157 @@
+// Commits that acknowledge nothing are asynchronous on PostgreSQL (docs/automation.md, "What a
+// crash at each point loses"): a claim on its own and the progress of a run this node runs. These
+// tests hold the guarantees that make that safe: a claim that a PostgreSQL crash lost fences the
+// node that made it (never claimed again by it under the same attempt, its end matches nothing),
+// an end that was answered survives a crash of the server (SIGKILL of the postmaster and its
+// backends) with every earlier write of its run, and only writes of runs running here go
+// asynchronously.
+import * as assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { migrate } from '../../../src/automation/pg/migrations.js';
+import { PgDatabase, type Queryable } from '../../../src/automation/pg/pool.js';
+import { PgRunQueue } from '../../../src/automation/pg/run-queue.js';
+import { PgRunStore } from '../../../src/automation/pg/stores/runs.js';
+import type { RunEnd } from '../../../src/automation/runs/queue.js';
+import { emptyDetail, type RunEvent, type RunRecord } from '../../../src/automation/runs/types.js';
+import { contractRun } from '../contracts/run-store.contract.js';
+import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
+import { waitUntil } from '../../helpers/wait.js';
+import { DatabaseUnavailableError } from '../../../src/automation/pg/pool.js';
+
+type Node = { db: PgDatabase; queue: PgRunQueue };
+
+describe('PostgreSQL asynchronous commits', { skip: postgresSkip }, () => {
+  let server: PostgresServer | undefined;
+  const closers: (() => Promise<void>)[] = [];
+  after(async () => {
+    for (const close of closers.reverse()) await close();
+  });
+
+  /** Nodes on a new database of the file's server (started by the first call). */
+  async function nodes(names: string[]): Promise<Node[]> {
+    if (!server) {
+      const started = (server = await startPostgres());
+      closers.push(() => started.stop());
+    }
+    const url = await server.createDatabase();
+    const made: Node[] = [];
+    for (const name of names) {
+      const db = new PgDatabase({ url, poolSize: 4 });
+      if (made.length === 0) await migrate(db);
+      const queue = new PgRunQueue(db, { nodeId: name, leaseMs: 30_000 });
+      await queue.start();
+      closers.push(async () => {
+        await queue.close();
+        await db.close();
+      });
+      made.push({ db, queue });
+    }
+    return made;
+  }
+
+  let n = 0;
+  async function queued(node: Node): Promise<{ run: RunRecord; created: RunEvent[] }> {
+    const run = contractRun('t1', ++n, {
+      status: 'pending',
+      startedAt: null,
+      completedAt: null,
+      error: null,
+    });
+    const at = new Date().toISOString();
+    const created: RunEvent[] = [{ seq: 1, type: 'run.created', timestamp: at }];
+    await node.queue.createQueued(run, emptyDetail(), created);
+    return { run, created };
+  }
+
+  const endOf = (run: RunRecord, seq: number): RunEnd => ({
+    record: { ...run, status: 'completed', completedAt: run.createdAt + 1, output: { ok: true } },
+    detail: emptyDetail(),
+    events: [{ seq, type: 'run.completed', timestamp: new Date().toISOString(), status: 'completed' }],
+  });
+
+  it('a claim lost in a crash: its node does not claim the run again, is told it lost it, and its end writes nothing', async () => {
+    const [a, b] = await nodes(['node-a', 'node-b']);
+    const { run } = await queued(a!);
+    const [claim] = await a!.queue.claim(1);
+    assert.deepEqual({ runId: claim?.runId, attempt: claim?.attempt }, { runId: run.id, attempt: 1 });
+    // What PostgreSQL restarted without the claim's commit holds: the row as before the claim.
+    await a!.db.query(
+      "UPDATE runs SET queue_state = 'queued', node = NULL, lease_expires_at = NULL, attempt = 0 WHERE id = $1",
+      [run.id],
+    );
+    assert.deepEqual(await a!.queue.claim(1), [], 'a node never claims a run it holds');
+    assert.equal(await a!.queue.completeWith(run.id, 'completed', endOf(run, 2)), false);
+    const { rows } = await a!.db.query('SELECT queue_state, attempt FROM runs WHERE id = $1', [run.id]);
+    assert.deepEqual(rows, [{ queue_state: 'queued', attempt: 0 }]);
+    const [again] = await b!.queue.claim(1);
+    assert.deepEqual({ runId: again?.runId, attempt: again?.attempt }, { runId: run.id, attempt: 1 });
+    assert.equal(await b!.queue.completeWith(run.id, 'completed', endOf(run, 2)), true);
+
+    // A second run's claim lost the same way: the node's renewal reports it lost.
+    const second = await queued(a!);
+    assert.equal((await a!.queue.claim(1))[0]?.runId, second.run.id);
+    await a!.db.query(
+      "UPDATE runs SET queue_state = 'queued', node = NULL, lease_expires_at = NULL, attempt = 0 WHERE id = $1",
+      [second.run.id],
+    );
+    assert.deepEqual(await a!.queue.renew(), [second.run.id]);
+    assert.equal(a!.queue.runsHere(second.run.id), false);
+  });
+
+  it('an answered end survives a crash of PostgreSQL, with the claim and progress committed before it', async () => {
+    const [a] = await nodes(['node-a']);
+    const store = new PgRunStore(a!.db, { runningHere: (id) => a!.queue.runsHere(id) });
+    const { run, created } = await queued(a!);
+    const [claim] = await a!.queue.claim(1);
+    assert.equal(claim?.runId, run.id);
+    const running: RunRecord = { ...run, status: 'running', startedAt: run.createdAt };
+    const started: RunEvent = { seq: 2, type: 'run.started', timestamp: new Date().toISOString() };
+    await Promise.all([store.update(run, running), store.appendEvent(run.id, started)]);
+    const end = endOf(running, 3);
+    assert.equal(await a!.queue.completeWith(run.id, 'completed', end), true);
+
+    await server!.kill9();
+    await server!.start();
+    const done = await waitUntil('the database back after the crash', async () => {
+      try {
+        return (await a!.db.query('SELECT queue_state, attempt FROM runs WHERE id = $1', [run.id])).rows;
+      } catch (err) {
+        if (err instanceof DatabaseUnavailableError) return false;
+        throw err;
+      }
+    });
+    assert.deepEqual(done, [{ queue_state: 'done', attempt: 1 }]);
+    assert.deepEqual(await store.get(run.id), end.record);
+    assert.deepEqual(await store.events(run.id), [...created, started, ...end.events]);
+  });
+
+  it('progress goes asynchronously only in a batch made of runs this node runs', async () => {
+    const [a] = await nodes(['node-a']);
+    const sent: string[] = [];
+    const recording: Queryable = {
+      query: (text, values) => {
+        sent.push(text);
+        return a!.db.query(text, values);
+      },
+    };
+    const store = new PgRunStore(recording as unknown as PgDatabase, {
+      runningHere: (id) => a!.queue.runsHere(id),
+    });
+    const mine = await queued(a!);
+    const other = await queued(a!);
+    const [claim] = await a!.queue.claim(1);
+    assert.equal(claim?.runId, mine.run.id);
+    const event = (seq: number): RunEvent => ({ seq, type: 'run.step', timestamp: new Date().toISOString() });
+    const asyncCommit = (text: string) => text.includes("set_config('synchronous_commit', 'off', true)");
+
+    await store.appendEvent(mine.run.id, event(2));
+    assert.deepEqual(sent.map(asyncCommit), [true], 'a run running here');
+    sent.length = 0;
+    await store.appendEvent(other.run.id, event(2));
+    assert.deepEqual(sent.map(asyncCommit), [false], 'a queued run, not running here');
+    sent.length = 0;
+    await Promise.all([store.appendEvent(mine.run.id, event(3)), store.appendEvent(other.run.id, event(3))]);
+    assert.deepEqual(sent.map(asyncCommit), [false], 'a batch with a run not running here');
+    assert.equal((await store.events(mine.run.id)).length, 3);
+  });
+});

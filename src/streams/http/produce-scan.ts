@@ -23,6 +23,7 @@ import {
   compactRange,
   isSpace,
 } from './value-spans.js';
+import { CodedError } from '../../core/errors.js';
 import { parseHeaders, type ProduceLimits, type ProduceRecord } from './validate.js';
 import type { RecordHeader } from '../log/types.js';
 
@@ -36,9 +37,11 @@ const isDigit = (c: number): boolean => c >= ZERO && c <= NINE;
 const isHex = (c: number): boolean =>
   (c >= ZERO && c <= NINE) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 
-/** Why the fast read gave up (never shown: the caller reads the body the usual way). */
-class NotFast extends Error {}
-const NOT_FAST = new NotFast('not on the fast path');
+/**
+ * Why the fast read gave up: one shared value, never shown (the caller reads the body the usual
+ * way), so giving up allocates nothing.
+ */
+const NOT_FAST = new CodedError('not_fast', 'not on the fast path');
 
 /** A record member name, read from its bytes. */
 const enum Field {
@@ -279,7 +282,7 @@ export function scanProduce(body: Buffer, limits: ProduceLimits, now: number): S
   try {
     return scan(body, limits, now);
   } catch (error) {
-    if (error instanceof NotFast) return undefined;
+    if (error === NOT_FAST) return undefined;
     throw error;
   }
 }

@@ -151,7 +151,11 @@ describe(
         await page.getByLabel('Reset to').selectOption('time');
         await page.getByLabel('Time (local)').fill(localInput(T0 + 2 * MINUTE));
         await resetButton.click();
-        await preview.getByRole('row').nth(2).waitFor();
+        // The preview of this target, not the last one's: wait for its rows, then compare.
+        await waitUntil(
+          'the time reset is previewed',
+          async () => (await rows()).join() === 'payments 0 3 2,payments 1 2 2',
+        );
         assert.deepEqual(await rows(), ['payments 0 3 2', 'payments 1 2 2']);
         await page.keyboard.press('Escape');
         await dialog.waitFor({ state: 'hidden' });

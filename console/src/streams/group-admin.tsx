@@ -110,7 +110,9 @@ function ResetOffsets(props: { group: string; disabledBecause: string | undefine
         open={open}
         title={`Reset the offsets of ${props.group}?`}
         confirmLabel="Reset offsets"
-        confirmDisabled={!preview.result}
+        // Never confirmable on an earlier target's preview (the action keeps its last result while
+        // it computes the next one).
+        confirmDisabled={preview.busy || !preview.result}
         busy={apply.busy}
         onCancel={() => setOpen(false)}
         onConfirm={async () => {
@@ -131,7 +133,7 @@ function ResetOffsets(props: { group: string; disabledBecause: string | undefine
         {apply.failure ? (
           <ErrorBox error={apply.failure} context="Resetting offsets" service="streams" />
         ) : null}
-        {preview.result ? (
+        {preview.result && !preview.busy ? (
           <Table<Row>
             caption="New offsets"
             rowKey={(r) => `${r.topic}/${r.partition}`}

@@ -719,6 +719,8 @@ export function queuePort(queue: PgRunQueue): RunQueue {
     // The done notification names the run and its status only: the waiter reads the record.
     waitForDone: (runId) => queue.waitForDone(runId).then(() => undefined),
     recover: () => Promise.resolve({ requeued: 0, interrupted: [] }),
+    // A start is stored (committed) before createQueued/createClaimed resolve: nothing is held back.
+    committed: () => Promise.resolve(),
     onWake: (listener) => void queue.on('wake', listener),
     onCancel: (listener) => void queue.on('cancel', (e) => listener(e.runId)),
     onLost: (listener) => void queue.on('lost', (e) => listener(e.runId)),

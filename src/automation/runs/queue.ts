@@ -87,7 +87,7 @@ export interface RunQueue {
    * Resolves once the run's creation is committed (at once unless it was created with
    * `endAcknowledged` and is not written yet).
    */
-  committed?(runId: string): Promise<void>;
+  committed(runId: string): Promise<void>;
   /** Runs waiting to be claimed by any node, counted up to `bound`. */
   queuedCount(bound: number): Promise<number>;
   /** Claims up to `limit` runs (takeovers of expired leases first), within the concurrency limits. */

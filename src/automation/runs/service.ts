@@ -145,7 +145,7 @@ export class RunService {
 
   /** Resolves once the run's creation is committed (see StartRunRequest `endAcknowledged`). */
   async committed(id: string): Promise<void> {
-    await this.engine.queue.committed?.(id);
+    await this.engine.queue.committed(id);
   }
 
   /** Resolves with the run once terminal, or with its current state after `timeoutMs` (0 = no limit). */
@@ -180,7 +180,7 @@ export class RunService {
     const mine = [...e.active.values()];
     for (const a of mine) this.execution.abandon(a, 'the node shuts down; the run goes back to the queue');
     // A run whose creation was held back for its end is written now (it goes back to the queue).
-    if (e.queue.committed) await Promise.allSettled(mine.map((a) => e.queue.committed!(a.record.id)));
+    await Promise.allSettled(mine.map((a) => e.queue.committed(a.record.id)));
     await Promise.all(mine.map((a) => a.executed));
     // Events and record changes written through while they ran: settled before the stores close.
     await Promise.allSettled(mine.flatMap((a) => a.writes));

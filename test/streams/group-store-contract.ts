@@ -168,6 +168,19 @@ export function groupStoreContract(
       await store.flush();
     });
 
+    test('a deleted instance is never taken over again, even before its delete is stored', async () => {
+      // An idle sweep deletes an instance; a request for it that arrives before the delete is
+      // durable must get 404, not bring the expired instance back from the stored copy.
+      const g = uniqueGroup('gone');
+      store.saveInstance(instance(g, 'old', store.nodeId));
+      await store.flush();
+      store.deleteInstance(g, 'old');
+      assert.equal(await store.adopt(g, 'old'), undefined);
+      await store.flush();
+      assert.equal(await store.adopt(g, 'old'), undefined);
+      assert.deepEqual(store.members(g), []);
+    });
+
     test('a partition has one holder: a live member keeps it until it lets go; a departed member loses it', async () => {
       const g = uniqueGroup('holders');
       store.saveInstance(instance(g, 'a', store.nodeId, { seq: 1 }));

@@ -100,8 +100,13 @@ export class LmdbGroupStore implements GroupStore {
     return [...(this.membersByGroup.get(group)?.values() ?? [])];
   }
 
-  /** One node serves every instance: there is never another node's instance to take over. */
+  /**
+   * One node serves every instance: there is never another node's instance to take over. The
+   * members in memory decide, not the database: a delete is stored at the next group commit,
+   * and until then a read would still find the instance and bring an expired one back.
+   */
   adopt(group: string, id: string): Promise<InstanceRecord | undefined> {
+    if (!this.membersByGroup.get(group)?.has(id)) return Promise.resolve(undefined);
     return Promise.resolve(this.instancesDb.get([group, id]));
   }
 

@@ -15,7 +15,15 @@ import { join } from 'node:path';
 import { freePort } from '../helpers/context.js';
 import { natsAvailable, startNatsCluster, type NatsCluster } from '../helpers/nats.js';
 import { waitUntil } from '../helpers/wait.js';
-import { callNode, clusterToken, startableNode, VND, type SluiceNode } from './cluster-nodes.js';
+import {
+  assertReadOnce,
+  callNode,
+  clusterToken,
+  startableNode,
+  VND,
+  type Read,
+  type SluiceNode,
+} from './cluster-nodes.js';
 
 const TOPIC = 'orders';
 const token = clusterToken('any-node-kill');
@@ -59,12 +67,6 @@ interface Reply {
   text: string;
   /** The node the proxy sent this request to. */
   node: string;
-}
-
-interface Read {
-  partition: number;
-  offset: number;
-  n: number;
 }
 
 describe(
@@ -226,15 +228,7 @@ describe(
         `${before} records read before the kill of ${creator.name}, ${reads.length - before} after, served by ${[...servedAfter].sort().join(', ')}`,
       );
       assert.ok(!servedAfter.has(creator.name), 'the killed node served nothing');
-      const places = reads.map((r) => `${r.partition}/${r.offset}`);
-      assert.equal(new Set(places).size, places.length, `a record read twice: ${places.join(' ')}`);
-      for (const r of reads)
-        assert.deepEqual(produced.get(r.n), { partition: r.partition, offset: r.offset });
-      assert.deepEqual(
-        reads.map((r) => r.n).sort((x, y) => x - y),
-        [...produced.keys()].sort((x, y) => x - y),
-        'every produced record read, none skipped',
-      );
+      assertReadOnce(reads, produced, [...produced.keys()]);
       const committed = await via('GET', `${path}/offsets`);
       assert.equal(committed.status, 200, committed.text);
       for (const { partition, offset } of committed.body.offsets as Array<{

@@ -13,11 +13,13 @@ import { freePort } from '../helpers/context.js';
 import { natsAvailable, startNatsCluster, type NatsCluster } from '../helpers/nats.js';
 import { waitUntil } from '../helpers/wait.js';
 import {
+  assertReadOnce,
   callNode,
   clusterToken,
   startableNode,
   VND,
   type CallOptions,
+  type Read,
   type SluiceNode,
 } from './cluster-nodes.js';
 
@@ -25,12 +27,6 @@ const TOPIC = 'ledger';
 const token = clusterToken('any-node');
 const call = (node: SluiceNode, method: string, path: string, options: CallOptions = {}) =>
   callNode(token, node.url, method, path, options);
-
-interface Read {
-  partition: number;
-  offset: number;
-  n: number;
-}
 
 describe(
   'consumer instances served by any node (JetStream)',
@@ -72,17 +68,7 @@ describe(
         ]),
       );
     };
-    /** Each read is what was produced at its place, and no place is read twice. */
-    const assertOnce = (reads: Read[], values: number[]): void => {
-      const places = reads.map((r) => `${r.partition}/${r.offset}`);
-      assert.equal(new Set(places).size, places.length, `a record read twice: ${places.join(' ')}`);
-      for (const r of reads)
-        assert.deepEqual(produced.get(r.n), { partition: r.partition, offset: r.offset });
-      assert.deepEqual(
-        reads.map((r) => r.n).sort((x, y) => x - y),
-        values,
-      );
-    };
+    const assertOnce = (reads: Read[], values: number[]): void => assertReadOnce(reads, produced, values);
 
     before(async () => {
       cluster = await startNatsCluster(3);

@@ -2,6 +2,7 @@
 // cluster, and a small HTTP client for them, shared by the multi-node tests. Each node has its
 // own STREAMS_NODE_ID, port and STREAMS_PUBLIC_URL; heartbeat and node timeout are small
 // settings, so the tests wait for states (assignments, expiry), never for time.
+import { strict as assert } from 'node:assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { waitUntil, withinHang } from '../helpers/wait.js';
@@ -130,4 +131,30 @@ export function startableNode(options: NodeOptions): SluiceNode {
       await exited;
     },
   };
+}
+
+/** A record as a consumer read it: where it was, and the number the test produced in it. */
+export interface Read {
+  partition: number;
+  offset: number;
+  n: number;
+}
+
+/**
+ * Each read is what was produced at its place (`produced`: number → where its produce answer put
+ * it), no place is read twice, and the numbers read are exactly `values` (none skipped).
+ */
+export function assertReadOnce(
+  reads: readonly Read[],
+  produced: ReadonlyMap<number, { partition: number; offset: number }>,
+  values: readonly number[],
+): void {
+  const places = reads.map((r) => `${r.partition}/${r.offset}`);
+  assert.equal(new Set(places).size, places.length, `a record read twice: ${places.join(' ')}`);
+  for (const r of reads) assert.deepEqual(produced.get(r.n), { partition: r.partition, offset: r.offset });
+  assert.deepEqual(
+    reads.map((r) => r.n).sort((x, y) => x - y),
+    [...values].sort((x, y) => x - y),
+    'every produced record read, none skipped',
+  );
 }

@@ -110,9 +110,7 @@ function ResetOffsets(props: { group: string; disabledBecause: string | undefine
         open={open}
         title={`Reset the offsets of ${props.group}?`}
         confirmLabel="Reset offsets"
-        // Never confirmable on an earlier target's preview (the action keeps its last result while
-        // it computes the next one).
-        confirmDisabled={preview.busy || !preview.result}
+        confirmDisabled={!preview.result}
         busy={apply.busy}
         onCancel={() => setOpen(false)}
         onConfirm={async () => {
@@ -133,7 +131,7 @@ function ResetOffsets(props: { group: string; disabledBecause: string | undefine
         {apply.failure ? (
           <ErrorBox error={apply.failure} context="Resetting offsets" service="streams" />
         ) : null}
-        {preview.result && !preview.busy ? (
+        {preview.result ? (
           <Table<Row>
             caption="New offsets"
             rowKey={(r) => `${r.topic}/${r.partition}`}

@@ -53,27 +53,34 @@ export function useLoad<T>(
 
 export interface Action<T> {
   busy: boolean;
-  /** The last run's failure (cleared by the next success). */
+  /** The latest run's failure (cleared when another run starts). */
   failure: unknown;
-  /** The last run's result (cleared by the next failure). */
+  /** The latest run's result (cleared when another run starts). */
   result: T | undefined;
   run: (work: () => Promise<T>) => Promise<void>;
 }
 
-/** A form's submit: busy while it runs, then its result or its failure, never both. */
+/**
+ * A form's submit: busy while it runs, then its result or its failure, never both. A new run
+ * clears the previous one's result and failure at once, so nothing computed for earlier input
+ * is shown (or confirmed) beside the new input; when runs overlap, only the latest one's outcome
+ * is kept.
+ */
 export function useAction<T>(): Action<T> {
   const [state, setState] = useState<{ busy: boolean; failure: unknown; result: T | undefined }>({
     busy: false,
     failure: undefined,
     result: undefined,
   });
+  const latest = useRef(0);
   const run = async (work: () => Promise<T>) => {
-    setState((s) => ({ ...s, busy: true }));
+    const mine = ++latest.current;
+    setState({ busy: true, failure: undefined, result: undefined });
     try {
       const result = await work();
-      setState({ busy: false, failure: undefined, result });
+      if (mine === latest.current) setState({ busy: false, failure: undefined, result });
     } catch (failure) {
-      setState({ busy: false, failure, result: undefined });
+      if (mine === latest.current) setState({ busy: false, failure, result: undefined });
     }
   };
   return { ...state, run };

@@ -4,7 +4,7 @@
 // built dist/ runs as it is. The web console (console/ → dist/console/) is rebuilt the same way
 // when its sources are newer than its last build and esbuild is installed.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -42,8 +42,12 @@ export async function ensureBuilt() {
     process.stderr.write('sluice: build failed\n');
     process.exit(result.status ?? 1);
   }
-  const { writeFileSync } = await import('node:fs');
-  writeFileSync(stamp, new Date().toISOString());
+  writeBuildStamp();
+}
+
+/** Records that dist/ is as new as the sources (`npm run build` calls this after its tsc). */
+export function writeBuildStamp() {
+  writeFileSync(join(root, 'dist', '.build-stamp'), new Date().toISOString());
 }
 
 /** Rebuilds dist/console when console/ changed; a production install keeps the shipped one. */
@@ -54,3 +58,7 @@ export async function ensureConsoleBuilt() {
   process.stderr.write('sluice: building the console (esbuild)…\n');
   await buildConsole({ quiet: true });
 }
+
+// `node scripts/build-if-needed.js --stamp`: the last step of `npm run build`, so that `npm start`
+// after a build does not build again.
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === '--stamp') writeBuildStamp();

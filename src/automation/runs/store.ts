@@ -137,6 +137,8 @@ export class LmdbRunStore implements RunStore {
   readonly ordered = true;
   private readonly scanLimit: number;
   private readonly deferred = new Map<string, DeferredRun>();
+  /** Per run, the record of its last write issued and not yet committed (`write`). */
+  private readonly issued = new Map<string, RunRecord>();
   /** A run's input metadata for a list's `search` (read only when its record does not match). */
   private readonly metadataOf: MetadataOf = (run) =>
     (this.deferred.get(run.id)?.detail ?? (this.db.runDetails.get(run.id) as RunDetail | undefined))?.input
@@ -161,16 +163,41 @@ export class LmdbRunStore implements RunStore {
     return this.deferred.get(id)?.detail ?? (this.db.runDetails.get(id) as RunDetail | undefined);
   }
 
+  /**
+   * A run written whole (record, detail, index entries, events) in one batch (`write`).
+   */
   create(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
-    return this.db.root.transaction(() => this.insert(run, detail, events));
+    return this.write(run, () => {
+      void this.db.runs.put(run.id, run);
+      void this.db.runDetails.put(run.id, detail);
+      for (const key of indexKeys(run)) void this.db.runIndex.put(key, run.sampleRank);
+      for (const e of events) void this.db.events.put([run.id, e.seq], e);
+    });
   }
 
-  /** Inside a write transaction: a run written whole (record, detail, index entries, events). */
-  private insert(run: RunRecord, detail: RunDetail, events: RunEvent[]): void {
-    this.db.runs.putSync(run.id, run);
-    this.db.runDetails.putSync(run.id, detail);
-    for (const key of indexKeys(run)) this.db.runIndex.putSync(key, run.sampleRank);
-    for (const e of events) this.db.events.putSync([run.id, e.seq], e);
+  /**
+   * Writes of a run's record as one batch: lmdb-js writes the operations issued inside `batch`
+   * in one transaction (the lmdb-js README, `eventTurnBatching`: "explicitly batched together
+   * (with transaction, batch, ifVersion)"), and, unlike `transaction(callback)`, its write
+   * thread need not hand the transaction back to this thread to run a callback before it
+   * commits. Values are encoded here, as the operations are issued. Until it commits, `record`
+   * is what the run's next write moves index entries from: lmdb-js applies writes in the order
+   * they are issued, so that is the record as stored when the next one applies.
+   */
+  private write(record: RunRecord, operations: () => void): Promise<void> {
+    this.issued.set(record.id, record);
+    const settled = () => {
+      if (this.issued.get(record.id) === record) this.issued.delete(record.id);
+    };
+    return this.db.root.batch(operations).then(settled, (err: unknown) => {
+      settled();
+      throw err;
+    });
+  }
+
+  /** The record as stored once every write issued so far has applied. */
+  private current(id: string): RunRecord | undefined {
+    return this.issued.get(id) ?? this.read(id);
   }
 
   /**
@@ -219,14 +246,14 @@ export class LmdbRunStore implements RunStore {
       // An end recorded this way (a queued run cancelled) is not kept waiting.
       return TERMINAL.has(next.status) ? this.flush(next.id) : d.committed;
     }
-    return this.db.root.transaction(() => this.replace(previous, next, detail));
+    return this.write(next, () => this.replace(previous, next, detail));
   }
 
   /**
-   * The end of a run in one transaction: its last events, its record (index entries moved from
-   * the record as stored when the transaction runs, which includes every write issued before)
-   * and its detail. Ends of runs finishing together share one commit (lmdb-js batches the
-   * transactions issued in the same event turn).
+   * The end of a run in one batch: its last events, its record (index entries moved from the
+   * record as stored once every write issued before has applied) and its detail. Ends of runs
+   * finishing together share one commit (lmdb-js commits what is issued in the same event turn
+   * together).
    */
   end(next: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
     const d = this.deferred.get(next.id);
@@ -237,22 +264,23 @@ export class LmdbRunStore implements RunStore {
       d.settle(this.create(next, detail, [...d.events, ...events]));
       return d.committed;
     }
-    return this.db.root.transaction(() => {
-      for (const e of events) this.db.events.putSync([next.id, e.seq], e);
-      this.replace(this.read(next.id) ?? next, next, detail);
+    const previous = this.current(next.id) ?? next;
+    return this.write(next, () => {
+      for (const e of events) void this.db.events.put([next.id, e.seq], e);
+      this.replace(previous, next, detail);
     });
   }
 
-  /** Inside a write transaction: the record replaced, index entries whose key changed moved. */
+  /** Inside a batch: the record replaced, index entries whose key changed moved. */
   private replace(previous: RunRecord, next: RunRecord, detail: RunDetail | undefined): void {
     // At most nine keys a side: compared pairwise, with no strings built for them.
     const before = indexKeys(previous);
     const after = indexKeys(next);
-    for (const k of before) if (!after.some((a) => sameKey(a, k))) this.db.runIndex.removeSync(k);
+    for (const k of before) if (!after.some((a) => sameKey(a, k))) void this.db.runIndex.remove(k);
     for (const k of after)
-      if (!before.some((b) => sameKey(b, k))) this.db.runIndex.putSync(k, next.sampleRank);
-    this.db.runs.putSync(next.id, next);
-    if (detail) this.db.runDetails.putSync(next.id, detail);
+      if (!before.some((b) => sameKey(b, k))) void this.db.runIndex.put(k, next.sampleRank);
+    void this.db.runs.put(next.id, next);
+    if (detail) void this.db.runDetails.put(next.id, detail);
   }
 
   async appendEvent(runId: string, event: RunEvent): Promise<void> {

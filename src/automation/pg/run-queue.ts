@@ -102,6 +102,12 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    */
   private readonly unflushed = new Set<string>();
   private unflushedOverflowed = false;
+  /**
+   * Ends this node handed over (the newest MAX_HEARD): the run's final record once its end is
+   * committed here, undefined when it was not written. A waiter that hears the done notification
+   * (which may come before the end statement's answer) takes the record from here, not a read.
+   */
+  private readonly endsHere = new Map<string, Promise<RunRecord | undefined>>();
   private readonly ends = new Batcher<OwnedEnd, boolean>((ends) => this.completeMany(ends));
   private readonly doneChecks = new Batcher<string, undefined>((ids) => this.checkDoneMany(ids));
   private readonly counts = new Batcher<number, number>((bounds) => this.countQueued(bounds));
@@ -398,7 +404,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   async completeWith(runId: string, status: string, end: RunEnd): Promise<boolean> {
     const attempt = this.leases.attempt(runId);
     if (attempt === undefined) return false;
-    const done = await this.ends.submit({
+    const submitted = this.ends.submit({
       values: recordValues(end.record),
       attempt,
       detail: JSON.stringify(end.detail),
@@ -407,6 +413,14 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       holds: sharedBlobs(end.record, 'output'),
       blobs: end.blobs ?? [],
     });
+    const record = submitted.then(
+      (ok) => (ok ? end.record : undefined),
+      () => undefined,
+    );
+    this.endsHere.delete(runId);
+    this.endsHere.set(runId, record);
+    if (this.endsHere.size > MAX_HEARD) this.endsHere.delete(this.endsHere.keys().next().value!);
+    const done = await submitted;
     this.leases.drop(runId);
     // Its end's commit waited for the WAL flush, so its creation is durable with it.
     if (done) this.unflushed.delete(runId);
@@ -539,6 +553,17 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       throw err;
     }
     return done;
+  }
+
+  /**
+   * The final record of a run whose end this node wrote (awaiting that end's answer when its
+   * done notification came first), taken once; undefined for any other run.
+   */
+  async endWrittenHere(runId: string): Promise<RunRecord | undefined> {
+    const record = this.endsHere.get(runId);
+    if (!record) return undefined;
+    this.endsHere.delete(runId);
+    return record;
   }
 
   /** Runs this node owns now. */
@@ -736,8 +761,9 @@ export function queuePort(queue: PgRunQueue): RunQueue {
     release: (runId) => queue.release(runId),
     forget: (runId) => queue.forget(runId),
     cancel: (runId) => queue.cancel(runId),
-    // The done notification names the run and its status only: the waiter reads the record.
-    waitForDone: (runId) => queue.waitForDone(runId).then(() => undefined),
+    // The done notification names the run and its status only: the record is this node's end
+    // of it when it wrote that end, else the waiter reads it.
+    waitForDone: (runId) => queue.waitForDone(runId).then(() => queue.endWrittenHere(runId)),
     recover: () => Promise.resolve({ requeued: 0, interrupted: [] }),
     // A start is stored (committed) before createQueued/createClaimed resolve; one answered at its
     // end only may not be durable yet.

@@ -11,7 +11,12 @@ import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { migrate } from '../../../src/automation/pg/migrations.js';
 import { DatabaseUnavailableError, PgDatabase } from '../../../src/automation/pg/pool.js';
-import { PgRunQueue, type ClaimedRun, type RunQueueOptions } from '../../../src/automation/pg/run-queue.js';
+import {
+  PgRunQueue,
+  queuePort,
+  type ClaimedRun,
+  type RunQueueOptions,
+} from '../../../src/automation/pg/run-queue.js';
 import { PgRunStore } from '../../../src/automation/pg/stores/runs.js';
 import type { RunEnd } from '../../../src/automation/runs/queue.js';
 import { emptyDetail, type RunEvent, type RunRecord } from '../../../src/automation/runs/types.js';
@@ -316,6 +321,30 @@ describe('PostgreSQL run queue, two nodes', { skip: postgresSkip }, () => {
         { holder: `run:${other.id}`, sha256: shared.sha256 },
       ].sort((x, y) => (x.holder + x.sha256 < y.holder + y.sha256 ? -1 : 1)),
     );
+  });
+
+  it('a waiter on the node that wrote a run’s end gets its final record from that end; on another node, none', async () => {
+    const { a, b } = await cluster();
+    const at = new Date().toISOString();
+    const run = contractRun('t1', 200, {
+      status: 'pending',
+      startedAt: null,
+      completedAt: null,
+      error: null,
+    });
+    await a.queue.createQueued(run, emptyDetail(), [{ seq: 1, type: 'run.created', timestamp: at }]);
+    const [portA, portB] = [queuePort(a.queue), queuePort(b.queue)];
+    const here = portA.waitForDone(run.id);
+    const there = portB.waitForDone(run.id);
+    assert.equal((await a.queue.claim(1))[0]?.runId, run.id);
+    const end: RunEnd = {
+      record: { ...run, status: 'completed', completedAt: run.createdAt + 1, output: { ok: true } },
+      detail: emptyDetail(),
+      events: [{ seq: 2, type: 'run.completed', timestamp: at, status: 'completed' }],
+    };
+    assert.equal(await a.queue.completeWith(run.id, 'completed', end), true);
+    assert.deepEqual(await withinHang('the waiter on the ending node', here), end.record);
+    assert.equal(await withinHang('the waiter on the other node', there), undefined);
   });
 
   it('cancel from any node reaches the owner; a queued run is taken out of the queue', async () => {

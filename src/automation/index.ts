@@ -44,7 +44,7 @@ import { reviewsFeature } from './reviews/feature.js';
 import { ScriptPool } from './evals/index.js';
 import { openPgBackend, type PgBackend } from './pg/backend.js';
 import { chainAuthenticators } from './pg/key-store.js';
-import { queuePort } from './pg/run-queue.js';
+import { END_BLOB_BYTES, queuePort } from './pg/run-queue.js';
 import { LocalRunQueue } from './runs/local-queue.js';
 import type { RunQueue } from './runs/queue.js';
 import { runReviewView } from './reviews/view.js';
@@ -260,7 +260,7 @@ export async function startAutomation(
       schemaPool: evalPool,
       observer: loggedRuns(runObserver, log),
       queue,
-      sharing: pg ? throughSharedStores(stores.blobs, registry) : localOnly,
+      sharing: pg ? throughSharedStores(stores.blobs, registry, END_BLOB_BYTES) : localOnly,
       capacity: settings.poolThreads,
       tracing,
     });

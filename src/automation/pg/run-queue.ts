@@ -12,22 +12,15 @@
 
 import { EventEmitter } from 'node:events';
 import type { Notification } from 'pg';
-import type { QueueCancel, RunEnd, RunQueue } from '../runs/queue.js';
+import type { CreateOptions, QueueCancel, RunEnd, RunQueue } from '../runs/queue.js';
 import type { RunDetail, RunEvent, RunRecord } from '../runs/types.js';
 import { TERMINAL, type RunStatus } from '../runs/statuses.js';
 import { PgListener } from './listener.js';
 import { REGISTRY_CHANNEL } from './registry-cache.js';
-import { mapDatabaseError, type PgDatabase, type Queryable } from './pool.js';
+import { DatabaseUnavailableError, mapDatabaseError, type PgDatabase, type Queryable } from './pool.js';
 import { Batcher } from './batcher.js';
-import {
-  claimAndRead,
-  claimExpired,
-  claimQueued,
-  readClaims,
-  type ClaimedRun,
-  type Claimer,
-  type ClaimRowRead,
-} from './queue/claim.js';
+import { DEFAULT_CHUNK_BYTES } from './blob-store.js';
+import { claimAndRead, claimExpired, claimQueued, type ClaimedRun, type Claimer } from './queue/claim.js';
 import { Leases } from './queue/leases.js';
 import * as sql from './queue/sql.js';
 import {
@@ -39,6 +32,12 @@ import {
 } from './stores/run-columns.js';
 
 export type { ClaimedRun } from './queue/claim.js';
+
+/**
+ * Output files of at most this many bytes are stored by their run's end, in its statement (one
+ * chunk of the blob store; see RunEnd.blobs).
+ */
+export const END_BLOB_BYTES = DEFAULT_CHUNK_BYTES;
 
 /** Claim rounds of one claim() with concurrency limits (see claim). */
 const MAX_CLAIM_ROUNDS = 8;
@@ -95,15 +94,23 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   private readonly waiters = new Map<string, Set<(e: DoneEvent) => void>>();
   private listener: PgListener | undefined;
   /** Statements of one kind handed over while one is in flight go together (queue/batcher.ts). */
-  private readonly creates = new Batcher<NewRun & { claimed: boolean }, undefined>((runs) =>
-    this.createMany(runs),
-  );
+  private readonly creates = new Batcher<NewCreate, undefined>((runs) => this.createMany(runs));
+  /**
+   * Runs created with an asynchronous commit (answered at their end only) whose end this node has
+   * not committed: `committed` makes their creation durable before an earlier answer. When the
+   * set overflows, `committed` flushes for any run.
+   */
+  private readonly unflushed = new Set<string>();
+  private unflushedOverflowed = false;
+  /**
+   * Ends this node handed over (the newest MAX_HEARD): the run's final record once its end is
+   * committed here, undefined when it was not written. A waiter that hears the done notification
+   * (which may come before the end statement's answer) takes the record from here, not a read.
+   */
+  private readonly endsHere = new Map<string, Promise<RunRecord | undefined>>();
   private readonly ends = new Batcher<OwnedEnd, boolean>((ends) => this.completeMany(ends));
   private readonly doneChecks = new Batcher<string, undefined>((ids) => this.checkDoneMany(ids));
   private readonly counts = new Batcher<number, number>((bounds) => this.countQueued(bounds));
-  /** A claim waiting to go with the next end statement (claim, completeMany). */
-  private endClaim:
-    { limit: number; resolve: (c: ClaimedRun[]) => void; reject: (e: unknown) => void } | undefined;
   private wakePending = false;
   private closed = false;
   /** The listening connection listens: no notification is being missed. */
@@ -220,16 +227,8 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    */
   async claim(limit: number): Promise<ClaimedRun[]> {
     if (limit <= 0 || this.closed) return [];
-    if (!this.limited && this.ends.waiting > 0) {
-      // An end is about to be sent (the caller's run has just ended and freed its thread): the
-      // claim goes in the same statement, one commit for both (completeAndClaimSql).
-      return new Promise<ClaimedRun[]>((resolve, reject) => {
-        const prev = this.endClaim;
-        // Two claims before the statement goes: the later one asks for the node's room then.
-        if (prev) prev.resolve([]);
-        this.endClaim = { limit, resolve, reject };
-      });
-    }
+    // Never in an end's statement: a claim on its own commits without waiting for a WAL flush,
+    // so the thread that a run's end frees takes its next run while that end commits.
     const mine = this.leases.ids();
     if (!this.limited) {
       const claimed = await run(() => claimAndRead(this.db, this.claimer, limit, mine));
@@ -303,9 +302,18 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * Stores a new run (record, detail, first events, as PgRunStore.create) and queues it, in one
    * statement: one commit instead of the create's and the enqueue's.
    */
-  async createQueued(record: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
+  async createQueued(
+    record: RunRecord,
+    detail: RunDetail,
+    events: RunEvent[],
+    options: CreateOptions = {},
+  ): Promise<void> {
     // Serialised now: the caller may change its objects while the statement waits.
-    await this.created(record.id, { ...newRun(record, detail, events), claimed: false });
+    await this.created(record.id, {
+      ...newRun(record, detail, events),
+      claimed: false,
+      durable: !options.answeredAtEnd,
+    });
   }
 
   /**
@@ -318,12 +326,17 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     record: RunRecord,
     detail: RunDetail,
     events: RunEvent[],
+    options: CreateOptions = {},
   ): Promise<ClaimedRun | undefined> {
     if (this.limited || this.closed) {
-      await this.createQueued(record, detail, events);
+      await this.createQueued(record, detail, events, options);
       return undefined;
     }
-    await this.created(record.id, { ...newRun(record, detail, events), claimed: true });
+    await this.created(record.id, {
+      ...newRun(record, detail, events),
+      claimed: true,
+      durable: !options.answeredAtEnd,
+    });
     const claim: ClaimedRun = {
       runId: record.id,
       tenant: record.tenant,
@@ -342,23 +355,35 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * Stores a new run in the next create statement. Remembered in `heard` from before the
    * statement is sent, so that its done notification, which comes after the commit, is kept.
    */
-  private async created(runId: string, run: NewRun & { claimed: boolean }): Promise<void> {
+  private async created(runId: string, run: NewCreate): Promise<void> {
     if (this.listening) {
       this.heard.set(runId, undefined);
       if (this.heard.size > MAX_HEARD) this.heard.delete(this.heard.keys().next().value!);
+    }
+    if (!run.durable) {
+      this.unflushed.add(runId);
+      if (this.unflushed.size > MAX_HEARD) {
+        this.unflushed.delete(this.unflushed.keys().next().value!);
+        this.unflushedOverflowed = true;
+      }
     }
     try {
       await this.creates.submit(run);
     } catch (err) {
       this.heard.delete(runId);
+      this.unflushed.delete(runId);
       throw err;
     }
   }
 
-  /** New runs handed over together, in one statement (CREATE_QUEUED_BATCH). */
-  private async createMany(runs: (NewRun & { claimed: boolean })[]): Promise<undefined[]> {
+  /**
+   * New runs handed over together, in one statement (createQueuedBatchSql); its commit waits for
+   * its WAL flush unless every run of it is answered at its end only (see `committed`).
+   */
+  private async createMany(runs: NewCreate[]): Promise<undefined[]> {
+    const durable = runs.some((r) => r.durable);
     await run(() =>
-      this.db.query(sql.CREATE_QUEUED_BATCH, [
+      this.db.query(sql.createQueuedBatchSql(!durable), [
         ...createParams(runs),
         runs.map((r) => r.claimed),
         this.nodeId,
@@ -379,16 +404,41 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   async completeWith(runId: string, status: string, end: RunEnd): Promise<boolean> {
     const attempt = this.leases.attempt(runId);
     if (attempt === undefined) return false;
-    const done = await this.ends.submit({
+    const submitted = this.ends.submit({
       values: recordValues(end.record),
       attempt,
       detail: JSON.stringify(end.detail),
       payload: JSON.stringify({ r: runId, s: status }),
       events: eventsParam(end.events),
       holds: sharedBlobs(end.record, 'output'),
+      blobs: end.blobs ?? [],
     });
+    const record = submitted.then(
+      (ok) => (ok ? end.record : undefined),
+      () => undefined,
+    );
+    this.endsHere.delete(runId);
+    this.endsHere.set(runId, record);
+    if (this.endsHere.size > MAX_HEARD) this.endsHere.delete(this.endsHere.keys().next().value!);
+    const done = await submitted;
     this.leases.drop(runId);
+    // Its end's commit waited for the WAL flush, so its creation is durable with it.
+    if (done) this.unflushed.delete(runId);
     return done;
+  }
+
+  /**
+   * Resolves once the run's creation is durable: at once unless it was created with an
+   * asynchronous commit whose run this node has not ended. Then a statement that writes (a key
+   * share lock of the run's row) commits waiting for its WAL flush, which flushes every earlier
+   * commit with it; a run that is not there (PostgreSQL crashed and lost its creation, which was
+   * answered to nobody) fails as database_unavailable.
+   */
+  async committed(runId: string): Promise<void> {
+    if (!this.unflushed.has(runId) && !this.unflushedOverflowed) return;
+    const { rowCount } = await run(() => this.db.query(sql.FLUSH_RUN, [runId]));
+    if ((rowCount ?? 0) === 0) throw new DatabaseUnavailableError('run_not_stored');
+    this.unflushed.delete(runId);
   }
 
   /**
@@ -399,6 +449,10 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     const { columns, ev, holds } = batchArrays(ends);
     const ids = ends.map((e) => e.values[0] as string);
     const attempts = ends.map((e) => e.attempt);
+    // Output content, once per sha256 (runs of one statement may have written the same file).
+    const blobs = new Map<string, { id: string; content: Buffer }>();
+    for (const e of ends)
+      for (const b of e.blobs) blobs.set(b.sha256, { id: e.values[0] as string, content: b.content });
     const params = [
       ...columns,
       this.nodeId,
@@ -407,27 +461,14 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       ends.map((e) => e.payload),
       ...ev,
       ...holds,
+      [...blobs.values()].map((b) => b.id),
+      [...blobs.keys()],
+      [...blobs.values()].map((b) => b.content),
+      END_BLOB_BYTES,
     ];
-    const claim = this.endClaim;
-    this.endClaim = undefined;
-    let rows: { id: string }[];
-    if (claim && !this.closed) {
-      let claimed: ClaimedRun[];
-      try {
-        ({ ended: rows, claimed } = await this.completeAndClaim(params, claim.limit));
-      } catch (err) {
-        // The claim is made on its own (the ends fail with err, and are sent again by their callers).
-        this.claim(claim.limit).then(
-          (c) => claim.resolve(c),
-          (e: unknown) => claim.reject(e),
-        );
-        throw err;
-      }
-      claim.resolve(claimed);
-    } else {
-      claim?.resolve([]);
-      ({ rows } = await run(() => this.db.query<{ id: string }>(sql.completeBatchSql(this.limited), params)));
-    }
+    const { rows } = await run(() =>
+      this.db.query<{ id: string }>(sql.completeBatchSql(this.limited), params),
+    );
     const done = new Set(rows.map((r) => r.id));
     const missing = ids.filter((id) => !done.has(id));
     if (missing.length > 0) {
@@ -441,25 +482,6 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       for (const r of again.rows) done.add(r.id);
     }
     return ids.map((id) => done.has(id));
-  }
-
-  /** The ends (completeBatchSql's parameters) and a claim of up to `limit` runs, in one statement. */
-  private async completeAndClaim(
-    params: unknown[],
-    limit: number,
-  ): Promise<{ ended: { id: string }[]; claimed: ClaimedRun[] }> {
-    const { rows } = await run(() =>
-      this.db.query<{ claimed: boolean } & ClaimRowRead>(sql.completeAndClaimSql, [
-        ...params,
-        this.nodeId,
-        this.claimer.leaseSeconds,
-        limit,
-        this.leases.ids(),
-      ]),
-    );
-    const claimed = readClaims(rows.filter((r) => r.claimed));
-    this.leases.own(claimed);
-    return { ended: rows.filter((r) => !r.claimed), claimed };
   }
 
   /** Puts a run this node owns back in the queue (e.g. when the node shuts down before running it). */
@@ -531,6 +553,17 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       throw err;
     }
     return done;
+  }
+
+  /**
+   * The final record of a run whose end this node wrote (awaiting that end's answer when its
+   * done notification came first), taken once; undefined for any other run.
+   */
+  async endWrittenHere(runId: string): Promise<RunRecord | undefined> {
+    const record = this.endsHere.get(runId);
+    if (!record) return undefined;
+    this.endsHere.delete(runId);
+    return record;
   }
 
   /** Runs this node owns now. */
@@ -623,11 +656,16 @@ export async function createQueuedIn(
   events: RunEvent[],
 ): Promise<void> {
   await run(() =>
-    q.query(sql.CREATE_QUEUED_BATCH, [...createParams([newRun(record, detail, events)]), [false], null, 0]),
+    q.query(sql.createQueuedBatchSql(false), [
+      ...createParams([newRun(record, detail, events)]),
+      [false],
+      null,
+      0,
+    ]),
   );
 }
 
-/** A new run serialised as CREATE_QUEUED_BATCH takes it. */
+/** A new run serialised as createQueuedBatchSql takes it. */
 function newRun(record: RunRecord, detail: RunDetail, events: RunEvent[]): NewRun {
   return {
     values: recordValues(record),
@@ -637,14 +675,14 @@ function newRun(record: RunRecord, detail: RunDetail, events: RunEvent[]): NewRu
   };
 }
 
-/** The parameters of CREATE_QUEUED_BATCH for `runs`: one array per column. */
+/** The parameters of createQueuedBatchSql for `runs`: one array per column. */
 function createParams(runs: readonly NewRun[]): unknown[] {
   const { columns, ev, holds } = batchArrays(runs);
   return [...columns, runs.map((r) => r.detail), ...ev, ...holds];
 }
 
 /**
- * What the batch statements (CREATE_QUEUED_BATCH, completeBatchSql) take of every run, one array
+ * What the batch statements (createQueuedBatchSql, completeBatchSql) take of every run, one array
  * per record column, the (run id, seq, event) arrays of their events and the (run id, blob)
  * arrays of their blob holds.
  */
@@ -676,10 +714,17 @@ interface NewRun {
   holds: string[];
 }
 
+/** A new run as createMany takes it: claimed by this node or queued; durable: a synchronous commit. */
+interface NewCreate extends NewRun {
+  claimed: boolean;
+  durable: boolean;
+}
+
 /** The end of an owned run as its statement takes it (completeWith). */
 interface OwnedEnd extends NewRun {
   attempt: number;
   payload: string;
+  blobs: { sha256: string; content: Buffer }[];
 }
 
 /** Appends a run's events to the (run id, seq, event) arrays of a batch. */
@@ -710,17 +755,19 @@ export function queuePort(queue: PgRunQueue): RunQueue {
     nodeId: queue.nodeId,
     queuedCount: (bound) => queue.queuedCount(bound),
     claim: (limit) => queue.claim(limit),
-    createQueued: (run, detail, events) => queue.createQueued(run, detail, events),
-    createClaimed: (run, detail, events) => queue.createClaimed(run, detail, events),
+    createQueued: (run, detail, events, options) => queue.createQueued(run, detail, events, options),
+    createClaimed: (run, detail, events, options) => queue.createClaimed(run, detail, events, options),
     completeWith: (runId, status, end) => queue.completeWith(runId, status, end),
     release: (runId) => queue.release(runId),
     forget: (runId) => queue.forget(runId),
     cancel: (runId) => queue.cancel(runId),
-    // The done notification names the run and its status only: the waiter reads the record.
-    waitForDone: (runId) => queue.waitForDone(runId).then(() => undefined),
+    // The done notification names the run and its status only: the record is this node's end
+    // of it when it wrote that end, else the waiter reads it.
+    waitForDone: (runId) => queue.waitForDone(runId).then(() => queue.endWrittenHere(runId)),
     recover: () => Promise.resolve({ requeued: 0, interrupted: [] }),
-    // A start is stored (committed) before createQueued/createClaimed resolve: nothing is held back.
-    committed: () => Promise.resolve(),
+    // A start is stored (committed) before createQueued/createClaimed resolve; one answered at its
+    // end only may not be durable yet.
+    committed: (runId) => queue.committed(runId),
     onWake: (listener) => void queue.on('wake', listener),
     onCancel: (listener) => void queue.on('cancel', (e) => listener(e.runId)),
     onLost: (listener) => void queue.on('lost', (e) => listener(e.runId)),

@@ -264,7 +264,10 @@ export class Admission {
       else {
         // Held back for the end only when the run starts at once: one that waits in the queue
         // would be written on its own anyway (LmdbRunStore.createDeferred).
-        const options = req.endAcknowledged && direct ? { endAcknowledged: true } : {};
+        const options = {
+          ...(req.endAcknowledged && direct ? { endAcknowledged: true } : {}),
+          ...(req.endAcknowledged ? { answeredAtEnd: true } : {}),
+        };
         if (direct) claim = await this.e.queue.createClaimed(record, detail, events, options);
         else await this.e.queue.createQueued(record, detail, events, options);
       }

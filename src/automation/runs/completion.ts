@@ -11,6 +11,7 @@ import { checkSchema, type JsonSchema } from '../evals/index.js';
 import { whileUnavailable } from '../retry.js';
 import type { ActiveRun, Engine } from './engine.js';
 import type { Execution } from './execution.js';
+import type { RunEnd } from './queue.js';
 import type { RunRecorder } from './recorder.js';
 import type { Waiters } from './waiters.js';
 import { TERMINAL, type RunArtifact, type RunRecord, type RunStatus } from './types.js';
@@ -39,6 +40,10 @@ export class Completion {
     // The output check may wait for a worker; a second end of the same run (a cancel racing the
     // completion) must not slip in meanwhile.
     this.e.finishing.add(active);
+    // The execution has ended, so the run's pool thread is free: the next run is claimed now,
+    // while this one's end is checked and committed (a client is answered only after that
+    // commit; a crash before it leaves this run claimed under its lease, to be taken over).
+    void this.execution.pump();
     const now = Date.now();
     const schemaValid =
       outcome.kind === 'completed'
@@ -47,7 +52,7 @@ export class Completion {
     const status: RunStatus = outcome.kind;
     // Output files go where other nodes read them before the end is recorded, so any node
     // answers artifact downloads, ZIPs, scoring and reviews of the run.
-    const files = await this.shareOutputs(active);
+    const { files, blobs } = await this.shareOutputs(active);
     const next: RunRecord = {
       ...active.record,
       files,
@@ -63,15 +68,6 @@ export class Completion {
     const end = this.recorder.endEvent(active, next);
     let writesAwaited = false;
     let stillMine = true;
-    // The execution has ended, so the run's pool thread is free for the next claim while its end
-    // is written. The claim is asked for once the end is handed to the queue, in the same turn,
-    // so that a queue that batches can send both in one statement (pg/run-queue.ts).
-    let pumped = false;
-    const pump = () => {
-      if (pumped) return;
-      pumped = true;
-      void this.execution.pump();
-    };
     try {
       stillMine = await whileUnavailable(
         async () => {
@@ -82,13 +78,12 @@ export class Completion {
             if (!this.e.store.ordered) await Promise.all(active.writes);
           }
           if (active.abandoned) return false;
-          const written = this.e.queue.completeWith(next.id, status, {
+          return this.e.queue.completeWith(next.id, status, {
             record: next,
             detail: active.detail,
             events: [end],
+            ...(blobs.length > 0 ? { blobs } : {}),
           });
-          pump();
-          return written;
         },
         // An outage is waited out; a node that lost the lease meanwhile gives up, and the node
         // that takes the run over runs it again.
@@ -97,7 +92,6 @@ export class Completion {
     } catch (err) {
       this.e.log.error({ err, runId: next.id }, 'cannot store the end of a run');
     }
-    pump();
     if (!stillMine) {
       // No longer this node's run (given up, or taken over: then nothing was written); the node
       // that holds it records its end.
@@ -130,8 +124,11 @@ export class Completion {
    * was). A file that cannot be put there is left without a blob (logged): it stays
    * downloadable from this node only.
    */
-  private async shareOutputs(active: ActiveRun): Promise<RunArtifact[]> {
+  private async shareOutputs(
+    active: ActiveRun,
+  ): Promise<{ files: RunArtifact[]; blobs: NonNullable<RunEnd['blobs']> }> {
     const out: RunArtifact[] = [];
+    const blobs: NonNullable<RunEnd['blobs']> = [];
     for (const f of active.record.files) {
       if (f.role !== 'output' || f.sha256) {
         out.push(f);
@@ -139,16 +136,17 @@ export class Completion {
       }
       const path = join(this.e.runDir(active.record.id), f.path);
       try {
-        const sha256 = await whileUnavailable(
+        const shared = await whileUnavailable(
           () => this.e.options.sharing.putOutput(path),
           () => !this.e.closing && !active.abandoned,
         );
-        out.push(sha256 ? { ...f, sha256 } : f);
+        if (shared?.content) blobs.push({ sha256: shared.sha256, content: shared.content });
+        out.push(shared ? { ...f, sha256: shared.sha256 } : f);
       } catch (err) {
         this.e.log.warn({ err, runId: active.record.id, path: f.path }, 'cannot share an output file');
         out.push(f);
       }
     }
-    return out;
+    return { files: out, blobs };
   }
 }

@@ -46,6 +46,11 @@ export interface RunEnd {
   detail: RunDetail;
   /** Its last events (the terminal one). */
   events: RunEvent[];
+  /**
+   * Output files' content to store in the blob store with the end, in the same commit (small
+   * files, RunSharing.putOutput), each named by its sha256; stored content is kept as it is.
+   */
+  blobs?: { sha256: string; content: Buffer }[];
 }
 
 /** What a queue found at start that a previous process of this node left behind. */
@@ -64,6 +69,12 @@ export interface CreateOptions {
    * committed. `committed` then makes the creation durable on its own, when it must be after all.
    */
   endAcknowledged?: boolean;
+  /**
+   * Nothing about the run is answered before its end (a synchronous start), unless `committed`
+   * was awaited first: an adapter whose stored runs are visible at once may commit the creation
+   * without waiting for it to be durable, as the end's durable commit makes it durable with it.
+   */
+  answeredAtEnd?: boolean;
 }
 
 export interface RunQueue {

@@ -4,8 +4,19 @@
 // commit and every input and output file go to the shared stores (`throughSharedStores`), so
 // whichever node claims a run can execute it, and any node can serve its files.
 
-import { createReadStream } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
 import type { BlobStore } from '../files/blob-store.js';
+
+/** An output file put where other nodes read it, named by its sha256. */
+export interface SharedOutput {
+  sha256: string;
+  /**
+   * Its content, when the run's end stores it (RunEnd.blobs) in the same commit instead of a
+   * write of its own: a small file then costs no statement and no round trip before the end.
+   */
+  content?: Buffer;
+}
 
 export interface RunSharing {
   /** Whether run files are read through the shared blob store (by sha256) on this backend. */
@@ -14,8 +25,11 @@ export interface RunSharing {
   publishCommit(commitSha: string): Promise<void>;
   /** An input file staged from a local file (not from the blob store already). */
   putInput(path: string): Promise<void>;
-  /** An output file; its sha256 when it was stored for other nodes, undefined when not. */
-  putOutput(path: string): Promise<string | undefined>;
+  /**
+   * An output file: stored for other nodes, or to be stored by the run's end (`content`); undefined
+   * when other nodes do not read it.
+   */
+  putOutput(path: string): Promise<SharedOutput | undefined>;
 }
 
 export const localOnly: RunSharing = {
@@ -25,9 +39,14 @@ export const localOnly: RunSharing = {
   putOutput: () => Promise.resolve(undefined),
 };
 
+/**
+ * `endWrites`: output files of at most this many bytes are stored by the run's end, in its
+ * commit (the queue's completeWith writes RunEnd.blobs); 0: every file is written on its own.
+ */
 export function throughSharedStores(
   blobs: BlobStore,
   registry: { publish(commitSha: string): Promise<void> },
+  endWrites = 0,
 ): RunSharing {
   return {
     sharesFiles: true,
@@ -35,6 +54,17 @@ export function throughSharedStores(
     putInput: async (path) => {
       await blobs.write(createReadStream(path));
     },
-    putOutput: async (path) => (await blobs.write(createReadStream(path))).sha256,
+    putOutput: async (path) => {
+      // Read synchronously: a small file the worker has just written, in the page cache, costs
+      // microseconds, while each asynchronous fs call is a hop through the libuv thread pool that
+      // the run's end (and the pool thread's next claim) would wait for on a loaded machine.
+      if (endWrites > 0 && statSync(path).size <= endWrites) {
+        const content = readFileSync(path);
+        // Read whole, so the content named is the content stored, whatever happens to the file.
+        if (content.length <= endWrites)
+          return { sha256: createHash('sha256').update(content).digest('hex'), content };
+      }
+      return { sha256: (await blobs.write(createReadStream(path))).sha256 };
+    },
   };
 }

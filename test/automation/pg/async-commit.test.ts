@@ -125,6 +125,60 @@ describe('PostgreSQL asynchronous commits', { skip: postgresSkip }, () => {
     assert.deepEqual(await store.events(run.id), [...created, started, ...end.events]);
   });
 
+  it('a start answered at its end only commits asynchronously; committed() makes it durable, and fails for one a crash lost', async () => {
+    const [a] = await nodes(['node-a']);
+    const sent: string[] = [];
+    // The node's statements as sent, the database otherwise as it is.
+    const recording = new Proxy(a!.db, {
+      get(target, key, receiver) {
+        if (key !== 'query') return Reflect.get(target, key, receiver) as unknown;
+        return (text: string, values?: unknown[]) => {
+          sent.push(text);
+          return target.query(text, values);
+        };
+      },
+    });
+    const queue = new PgRunQueue(recording, { nodeId: 'node-r', leaseMs: 30_000 });
+    await queue.start();
+    closers.push(() => queue.close());
+    const asyncCommit = (text: string) => text.includes("set_config('synchronous_commit', 'off', true)");
+    const newRun = () =>
+      contractRun('t1', ++n, { status: 'pending', startedAt: null, completedAt: null, error: null });
+    const created = (): RunEvent[] => [{ seq: 1, type: 'run.created', timestamp: new Date().toISOString() }];
+
+    const answered = newRun();
+    await queue.createQueued(answered, emptyDetail(), created());
+    assert.deepEqual(sent.map(asyncCommit), [false], 'a start answered at once');
+    await queue.committed(answered.id);
+    assert.equal(sent.length, 1, 'durable already: nothing is sent');
+
+    sent.length = 0;
+    const atEnd = newRun();
+    const claimed = await queue.createClaimed(atEnd, emptyDetail(), created(), { answeredAtEnd: true });
+    assert.equal(claimed?.runId, atEnd.id);
+    assert.deepEqual(sent.map(asyncCommit), [true], 'a start answered at its end');
+    await queue.committed(atEnd.id);
+    assert.equal(sent.length, 2, 'a synchronous commit that flushes the creation');
+    sent.length = 0;
+    await queue.committed(atEnd.id);
+    assert.equal(sent.length, 0, 'flushed once');
+
+    // Ended here: the end's synchronous commit made the creation durable.
+    const ended = newRun();
+    await queue.createClaimed(ended, emptyDetail(), created(), { answeredAtEnd: true });
+    assert.equal(await queue.completeWith(ended.id, 'completed', endOf(ended, 2)), true);
+    sent.length = 0;
+    await queue.committed(ended.id);
+    assert.equal(sent.length, 0);
+
+    // PostgreSQL restarted without the creation's commit: the run is not there, and an answer
+    // that would acknowledge it (a synchronous start not ended in time) fails instead.
+    const lost = newRun();
+    await queue.createQueued(lost, emptyDetail(), created(), { answeredAtEnd: true });
+    await a!.db.query('DELETE FROM runs WHERE id = $1', [lost.id]);
+    await assert.rejects(queue.committed(lost.id), DatabaseUnavailableError);
+  });
+
   it('progress goes asynchronously only in a batch made of runs this node runs', async () => {
     const [a] = await nodes(['node-a']);
     const sent: string[] = [];

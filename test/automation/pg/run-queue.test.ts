@@ -5,14 +5,22 @@
 // restart the same instances live through. Waits are on events and state; the only clock
 // involved is the (short) lease the takeover waits out.
 import * as assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { migrate } from '../../../src/automation/pg/migrations.js';
 import { DatabaseUnavailableError, PgDatabase } from '../../../src/automation/pg/pool.js';
-import { PgRunQueue, type ClaimedRun, type RunQueueOptions } from '../../../src/automation/pg/run-queue.js';
+import {
+  PgRunQueue,
+  queuePort,
+  type ClaimedRun,
+  type RunQueueOptions,
+} from '../../../src/automation/pg/run-queue.js';
 import { PgRunStore } from '../../../src/automation/pg/stores/runs.js';
 import type { RunEnd } from '../../../src/automation/runs/queue.js';
-import { emptyDetail, type RunEvent } from '../../../src/automation/runs/types.js';
+import { emptyDetail, type RunEvent, type RunRecord } from '../../../src/automation/runs/types.js';
+import { PgBlobStore } from '../../../src/automation/pg/blob-store.js';
 import { contractRun } from '../contracts/run-store.contract.js';
 import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';
 import { waitUntil, withinHang } from '../../helpers/wait.js';
@@ -228,6 +236,115 @@ describe('PostgreSQL run queue, two nodes', { skip: postgresSkip }, () => {
       [run.id],
     );
     assert.deepEqual(rows, [{ queue_state: 'done', node: 'node-b', attempt: 2, lease_expires_at: null }]);
+  });
+
+  it('an end stores its output content in its own statement, only when it is written, each content once', async () => {
+    const { a, b, db } = await cluster({ leaseMs: 1500 });
+    const blobs = new PgBlobStore(db);
+    const content = (text: string) => {
+      const bytes = Buffer.from(text);
+      return { sha256: createHash('sha256').update(bytes).digest('hex'), content: bytes };
+    };
+    const stored = await blobs.write(Readable.from([Buffer.from('stored before')]));
+    const at = new Date().toISOString();
+    const newRun = async (n: number) => {
+      const run = contractRun('t1', n, {
+        status: 'pending',
+        startedAt: null,
+        completedAt: null,
+        error: null,
+      });
+      await a.queue.createQueued(run, emptyDetail(), [{ seq: 1, type: 'run.created', timestamp: at }]);
+      return run;
+    };
+    const endOf = (run: RunRecord, files: { sha256: string; content: Buffer }[]): RunEnd => ({
+      record: {
+        ...run,
+        status: 'completed',
+        completedAt: run.createdAt + 1,
+        files: files.map((f, i) => ({
+          name: `out${i}.md`,
+          role: 'output' as const,
+          path: `output/out${i}.md`,
+          stepName: null,
+          contentType: 'text/markdown',
+          size: f.content.length,
+          sha256: f.sha256,
+        })),
+      },
+      detail: emptyDetail(),
+      events: [{ seq: 2, type: 'run.completed', timestamp: at, status: 'completed' }],
+      blobs: files,
+    });
+    const read = async (sha256: string) => Buffer.concat(await (await blobs.read(sha256)).toArray());
+
+    // Taken over: the old owner's end writes nothing, its output content included.
+    const lost = await newRun(100);
+    assert.equal((await a.queue.claim(1))[0]?.runId, lost.id);
+    await a.queue.close();
+    assert.equal((await takeoverBy(b)).runId, lost.id);
+    const lostOutput = content('the old owner’s output');
+    assert.equal(await a.queue.completeWith(lost.id, 'completed', endOf(lost, [lostOutput])), false);
+    assert.equal(await blobs.stat(lostOutput.sha256), undefined);
+
+    // Two ends in one statement with the same new content, and content stored already: each
+    // content is stored once, the stored one kept, and every run holds what it names.
+    const other = await newRun(101);
+    assert.equal((await b.queue.claim(1))[0]?.runId, other.id);
+    const shared = content('the same report');
+    const already = { sha256: stored.sha256, content: Buffer.from('stored before') };
+    assert.deepEqual(
+      await Promise.all([
+        b.queue.completeWith(lost.id, 'completed', endOf(lost, [shared, already])),
+        b.queue.completeWith(other.id, 'completed', endOf(other, [shared])),
+      ]),
+      [true, true],
+    );
+    assert.deepEqual(await read(shared.sha256), shared.content);
+    assert.deepEqual(await read(stored.sha256), Buffer.from('stored before'));
+    const { rows } = await db.query<{ sha256: string; n: string }>(
+      'SELECT sha256, count(*) AS n FROM blobs WHERE sha256 = ANY($1) GROUP BY sha256 ORDER BY sha256',
+      [[shared.sha256, stored.sha256]],
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.sha256, Number(r.n)]),
+      [shared.sha256, stored.sha256].sort().map((sha) => [sha, 1]),
+    );
+    const holds = await db.query<{ holder: string; sha256: string }>(
+      'SELECT holder, sha256 FROM blob_holds ORDER BY holder, sha256',
+    );
+    assert.deepEqual(
+      holds.rows,
+      [
+        { holder: `run:${lost.id}`, sha256: shared.sha256 },
+        { holder: `run:${lost.id}`, sha256: stored.sha256 },
+        { holder: `run:${other.id}`, sha256: shared.sha256 },
+      ].sort((x, y) => (x.holder + x.sha256 < y.holder + y.sha256 ? -1 : 1)),
+    );
+  });
+
+  it('a waiter on the node that wrote a run’s end gets its final record from that end; on another node, none', async () => {
+    const { a, b } = await cluster();
+    const at = new Date().toISOString();
+    const run = contractRun('t1', 200, {
+      status: 'pending',
+      startedAt: null,
+      completedAt: null,
+      error: null,
+    });
+    await a.queue.createQueued(run, emptyDetail(), [{ seq: 1, type: 'run.created', timestamp: at }]);
+    const [portA, portB] = [queuePort(a.queue), queuePort(b.queue)];
+    const here = portA.waitForDone(run.id);
+    const there = portB.waitForDone(run.id);
+    assert.equal((await a.queue.claim(1))[0]?.runId, run.id);
+    const end: RunEnd = {
+      record: { ...run, status: 'completed', completedAt: run.createdAt + 1, output: { ok: true } },
+      detail: emptyDetail(),
+      events: [{ seq: 2, type: 'run.completed', timestamp: at, status: 'completed' }],
+    };
+    assert.equal(await a.queue.completeWith(run.id, 'completed', end), true);
+    assert.deepEqual(await withinHang('the waiter on the ending node', here), end.record);
+    assert.equal(await withinHang('the waiter on the other node', there), undefined);
   });
 
   it('cancel from any node reaches the owner; a queued run is taken out of the queue', async () => {

@@ -36,9 +36,10 @@ const RECORDS = `unnest(${COLUMN_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join('
  * $n the record columns as arrays, $n+1 details (one per run, same order), $n+2 … $n+4 events
  * (run id, seq, event), $n+5/$n+6 holds (run id, sha256), $n+7 whether each run is claimed by
  * the node $n+8 under a lease of $n+9 seconds as it is stored (attempt 1), else queued. One wake
- * when it commits, if any run was queued.
+ * when it commits, if any run was queued. `asyncCommit`: the commit does not wait for its WAL
+ * flush (runs answered at their end only, whose synchronous commit flushes this one with it).
  */
-export const CREATE_QUEUED_BATCH = `WITH r AS (
+export const createQueuedBatchSql = (asyncCommit: boolean) => `WITH r AS (
     INSERT INTO runs (${COLUMN_NAMES.join(', ')}, queue_state, queued_at, node, lease_expires_at, attempt)
     SELECT ${COLUMN_NAMES.map((c) => `x.${c}`).join(', ')},
       CASE WHEN c.claimed THEN 'claimed' ELSE 'queued' END, clock_timestamp(),
@@ -46,7 +47,11 @@ export const CREATE_QUEUED_BATCH = `WITH r AS (
       CASE WHEN c.claimed THEN clock_timestamp() + make_interval(secs => $${n + 9}::float8) END,
       CASE WHEN c.claimed THEN 1 ELSE 0 END
     FROM ${RECORDS} WITH ORDINALITY AS x (${COLUMN_NAMES.join(', ')}, i)
-    JOIN unnest($${n + 7}::boolean[]) WITH ORDINALITY AS c (claimed, i) USING (i)
+    JOIN unnest($${n + 7}::boolean[]) WITH ORDINALITY AS c (claimed, i) USING (i)${
+      asyncCommit
+        ? "\n    CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit"
+        : ''
+    }
     RETURNING id, queue_state),
   d AS (
     INSERT INTO run_details (run_id, detail)
@@ -64,9 +69,11 @@ export const CREATE_QUEUED_BATCH = `WITH r AS (
 /**
  * The ends of runs this node owns, many in one statement (one commit): $1 … $n the final records'
  * columns as arrays, $n+1 node, $n+2 attempts, $n+3 details, $n+4 done payloads (one each, same
- * order), $n+5 … $n+7 last events (run id, seq, event), $n+8/$n+9 holds (run id, sha256). A run
- * is written only if its row still names this node and its attempt (the lease check, atomic
- * with the write); its detail, events and holds only with it. The rows are locked in id order,
+ * order), $n+5 … $n+7 last events (run id, seq, event), $n+8/$n+9 holds (run id, sha256),
+ * $n+10 … $n+12 output content to store (run id, sha256, bytes; one chunk each, of $n+13 bytes at
+ * most: PgBlobStore's small write, stored content kept). A run is written only if its row still
+ * names this node and its attempt (the lease check, atomic with the write); its detail, events,
+ * holds and output content only with it. The rows are locked in id order,
  * as the lease renewal locks them, so the two never wait on each other in a cycle. Returns the
  * ids written; each one's done notification goes out when the statement commits, and `wake`
  * adds a wake (concurrency limits: slots freed).
@@ -98,7 +105,18 @@ export const completeBatchSql = (wake: boolean) => `WITH x AS (
   h AS (
     INSERT INTO blob_holds (holder, sha256)
     SELECT 'run:' || b.id, b.sha FROM unnest($${n + 8}::text[], $${n + 9}::text[]) AS b (id, sha) JOIN done USING (id)
-    ON CONFLICT DO NOTHING)
+    ON CONFLICT DO NOTHING),
+  content AS (
+    SELECT c.sha, c.data FROM unnest($${n + 10}::text[], $${n + 11}::text[], $${n + 12}::bytea[]) AS c (id, sha, data)
+      JOIN done USING (id)),
+  blob AS (
+    INSERT INTO blobs (chunk_size, state, sha256, size)
+    SELECT $${n + 13}::integer, 'ready', sha, length(data) FROM content
+    ON CONFLICT (sha256) DO NOTHING
+    RETURNING id, sha256),
+  chunk AS (
+    INSERT INTO blob_chunks (blob_id, seq, data)
+    SELECT blob.id, 0, content.data FROM blob JOIN content ON content.sha = blob.sha256 WHERE length(content.data) > 0)
   SELECT id, pg_notify('${DONE}', payload)${wake ? `, pg_notify('${WAKE}', '')` : ''} FROM done`;
 
 /** Which of $1 ids were completed by this node ($2) under their attempts ($3) already. */
@@ -136,6 +154,12 @@ export const RENEW = `WITH mine AS (
 /** $1 ids this node owns. */
 export const ANY_EXPIRED = `SELECT EXISTS (SELECT 1 FROM runs WHERE queue_state = 'claimed'
     AND lease_expires_at < clock_timestamp() AND NOT (id = ANY($1::text[]))) AS expired`;
+
+/**
+ * A run's row locked (key share) by a transaction that commits waiting for its WAL flush: the lock
+ * writes WAL, so the commit flushes every earlier commit with it ($1 id; no row: not stored).
+ */
+export const FLUSH_RUN = 'SELECT id FROM runs WHERE id = $1 FOR KEY SHARE';
 
 /** $1 ids. */
 export const DONE_AMONG = "SELECT id, status FROM runs WHERE id = ANY($1::text[]) AND queue_state = 'done'";
@@ -233,32 +257,3 @@ export const CLAIM_IDS = `UPDATE runs SET queue_state = 'claimed', node = $1,
     lease_expires_at = clock_timestamp() + make_interval(secs => $2), attempt = attempt + 1
   WHERE id = ANY($3::text[])
   RETURNING id, tenant, automation_id, attempt, cancel_requested`;
-
-/** CLAIM_READ's final select (the claimed runs with what the node reads), split off its CTEs. */
-const CLAIM_READ_SELECT = '  SELECT c.*, d.detail, ev.seq AS last_seq, ev.at AS last_at FROM claimed c';
-
-/**
- * The ends of runs this node owns (completeBatchSql without a wake: no concurrency limits) and a
- * claim (CLAIM_READ) for the pool threads they free, in one statement, so one commit ends some
- * runs and takes the next: $1 … $n+9 as completeBatchSql, $n+10 … $n+13 as CLAIM_READ's $1 … $4.
- * The ended rows are claimed and this node's, so the claim (queued rows, other nodes' expired
- * leases) never touches them. Rows: `claimed` false for each run ended (its id), true for each
- * run claimed (CLAIM_READ's columns).
- */
-export const completeAndClaimSql = (() => {
-  const end = completeBatchSql(false);
-  const ends = end.slice(0, end.lastIndexOf('  SELECT id, pg_notify'));
-  const at = CLAIM_READ.indexOf(CLAIM_READ_SELECT);
-  const shift = (sqlText: string) => sqlText.replace(/\$(\d+)/g, (_, d: string) => `$${Number(d) + n + 9}`);
-  const claimCtes = shift(CLAIM_READ.slice('WITH '.length, at)).trimEnd();
-  const claimSelect = shift(CLAIM_READ.slice(at + CLAIM_READ_SELECT.length));
-  return `${ends.trimEnd()},
-  notified AS (SELECT id, pg_notify('${DONE}', payload) FROM done),
-  ${claimCtes}
-  SELECT false AS claimed, id, NULL::text AS tenant, NULL::text AS automation_id, NULL::integer AS attempt,
-    NULL::boolean AS cancel_requested, NULL::text AS previous_node, NULL::boolean AS takeover,
-    NULL::json AS record, NULL::json AS detail, NULL::integer AS last_seq, NULL::text AS last_at
-  FROM notified
-  UNION ALL
-  SELECT true, c.*, d.detail, ev.seq, ev.at FROM claimed c${claimSelect}`;
-})();

@@ -25,7 +25,8 @@ import { scanProduce } from '../../src/streams/http/produce-scan.js';
 import { parseProduce } from '../../src/streams/http/validate.js';
 import { encodeBatch } from '../../src/streams/log/codec.js';
 import { Partitioner } from '../../src/streams/log/partitioner.js';
-import type { AppendRecord, TopicInfo, TopicLog } from '../../src/streams/log/types.js';
+import { partitionBatches, partitionOfEach } from '../../src/streams/log/partition-batches.js';
+import type { RecordToStore, TopicInfo, TopicLog } from '../../src/streams/log/types.js';
 import { produceBody } from '../fixtures/produce-body.js';
 
 const [mode = 'bytes', n = '10', warm = '50', shape = 'keyed'] = process.argv.slice(2);
@@ -47,14 +48,13 @@ let sink = 0;
 const partitioner = new Partitioner();
 /** What both logs do synchronously with an append: one encoded batch per partition. */
 const log = {
-  append(_topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]> {
-    const byPartition = new Map<number, AppendRecord[]>();
-    for (const record of records) {
-      const list = byPartition.get(record.partition);
-      if (list) list.push(record);
-      else byPartition.set(record.partition, [record]);
-    }
-    for (const list of byPartition.values()) sink += encodeBatch(list).length;
+  append(
+    _topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions?: readonly number[],
+  ): Promise<number[]> {
+    for (const batch of partitionBatches(records, partitionOfEach(records, partitions)))
+      sink += encodeBatch(batch.records).length;
     return Promise.resolve([]);
   },
 } as unknown as TopicLog;

@@ -197,8 +197,16 @@ class MeteredTopicLog implements TopicLog {
     return this.log.topics();
   }
   append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
-  append(topic: TopicInfo, records: readonly RecordToStore[], partitions: readonly number[]): Promise<number[]>;
-  append(topic: TopicInfo, records: readonly RecordToStore[], partitions?: readonly number[]): Promise<number[]> {
+  append(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions: readonly number[],
+  ): Promise<number[]>;
+  append(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions?: readonly number[],
+  ): Promise<number[]> {
     const start = performance.now();
     // Counted now: the callbacks hold two numbers, not the records, while the log works.
     const count = records.length;

@@ -77,6 +77,8 @@ class Scanner {
   escaped = false;
   /** White space was met inside the last value skipped. */
   spaced = false;
+  /** The containers open in the value being skipped (true: object): one array for the body. */
+  private readonly open: boolean[] = [];
   constructor(readonly b: Buffer) {}
 
   /** Past white space; true when there was some. */
@@ -185,8 +187,8 @@ class Scanner {
   value(): void {
     const b = this.b;
     this.spaced = false;
-    // Open containers: true for an object, false for an array.
-    const open: boolean[] = [];
+    const open = this.open;
+    open.length = 0;
     for (;;) {
       const c = b[this.pos];
       if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
@@ -274,20 +276,26 @@ class Scanner {
 }
 
 /**
- * The records of a /streams produce body (values must be JSON objects, schema fields refused),
- * or undefined when the body is not of the plain form this reader takes or a check would refuse
- * it; then the caller reads it with JSON.parse and parseProduce.
+ * The records of a produce body, or undefined when the body is not of the plain form this reader
+ * takes or a check would refuse it; then the caller reads it with JSON.parse and parseProduce.
+ * `values`: `object` for /streams (a value must be a JSON object), `any` for Confluent's json
+ * format (any JSON value; a record without one is left to the usual path, which stores null).
  */
-export function scanProduce(body: Buffer, limits: ProduceLimits, now: number): ScannedProduce | undefined {
+export function scanProduce(
+  body: Buffer,
+  limits: ProduceLimits,
+  now: number,
+  values: 'object' | 'any' = 'object',
+): ScannedProduce | undefined {
   try {
-    return scan(body, limits, now);
+    return scan(body, limits, now, values === 'any');
   } catch (error) {
     if (error === NOT_FAST) return undefined;
     throw error;
   }
 }
 
-function scan(body: Buffer, limits: ProduceLimits, now: number): ScannedProduce {
+function scan(body: Buffer, limits: ProduceLimits, now: number, anyValue: boolean): ScannedProduce {
   const s = new Scanner(body);
   s.expect(OPEN_OBJECT);
   s.space();
@@ -329,7 +337,7 @@ function scan(body: Buffer, limits: ProduceLimits, now: number): ScannedProduce 
           }
           break;
         case Field.Value:
-          if (body[s.pos] !== OPEN_OBJECT) throw NOT_FAST;
+          if (!anyValue && body[s.pos] !== OPEN_OBJECT) throw NOT_FAST;
           valueStart = s.pos;
           s.value();
           valueEnd = s.pos;

@@ -32,7 +32,9 @@ const headersJsonOf = (record: RecordToStore): string =>
   record.headers && record.headers.length > 0 ? JSON.stringify(record.headers) : '';
 
 const valueBytesOf = (record: RecordToStore): number =>
-  typeof record.valueJson === 'string' ? Buffer.byteLength(record.valueJson, 'utf8') : record.valueJson.length;
+  typeof record.valueJson === 'string'
+    ? Buffer.byteLength(record.valueJson, 'utf8')
+    : record.valueJson.length;
 
 /**
  * Writes the record at `at` (room for FIXED + keyBytes + headers + value bytes); returns where

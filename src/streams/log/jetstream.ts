@@ -282,7 +282,11 @@ export class JetStreamTopicLog implements TopicLog {
   }
 
   append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
-  append(topic: TopicInfo, records: readonly RecordToStore[], partitions: readonly number[]): Promise<number[]>;
+  append(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions: readonly number[],
+  ): Promise<number[]>;
   async append(
     topic: TopicInfo,
     records: readonly RecordToStore[],

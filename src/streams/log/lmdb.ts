@@ -264,15 +264,22 @@ export class LmdbTopicLog implements TopicLog {
   }
 
   append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
-  append(topic: TopicInfo, records: readonly RecordToStore[], partitions: readonly number[]): Promise<number[]>;
+  append(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions: readonly number[],
+  ): Promise<number[]>;
   append(topic: TopicInfo, records: readonly RecordToStore[], given?: readonly number[]): Promise<number[]> {
     // Encoded and put now; what waits for the commit holds no record (they die young instead of
     // being promoted to the old generation while LMDB works).
+    let started: StartedAppend;
     try {
-      return this.settle(topic, this.startAppend(topic, records, given));
+      started = this.startAppend(topic, records, given);
     } catch (error) {
-      return Promise.reject(error);
+      // Refusals (a closed log, a full disk) come as a rejection, as from an async function.
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
+    return this.settle(topic, started);
   }
 
   private startAppend(

@@ -107,7 +107,11 @@ export interface TopicLog {
    * partition); without it, to its own `partition`.
    */
   append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
-  append(topic: TopicInfo, records: readonly RecordToStore[], partitions: readonly number[]): Promise<number[]>;
+  append(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions: readonly number[],
+  ): Promise<number[]>;
   /**
    * Durable records from `offset` (inclusive) up to the end, bounded by the limits. An offset
    * below the partition's beginning (removed by retention) throws StreamsError 416 / 41601.

@@ -77,8 +77,6 @@ class Scanner {
   escaped = false;
   /** White space was met inside the last value skipped. */
   spaced = false;
-  /** The containers open in the value being skipped (true: object): one array for the body. */
-  private readonly open: boolean[] = [];
   constructor(readonly b: Buffer) {}
 
   /** Past white space; true when there was some. */
@@ -187,8 +185,8 @@ class Scanner {
   value(): void {
     const b = this.b;
     this.spaced = false;
-    const open = this.open;
-    open.length = 0;
+    // Open containers: true for an object, false for an array.
+    const open: boolean[] = [];
     for (;;) {
       const c = b[this.pos];
       if (c === OPEN_OBJECT || c === OPEN_ARRAY) {

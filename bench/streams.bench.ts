@@ -17,6 +17,7 @@ import { LmdbTopicLog } from '../src/streams/log/lmdb.js';
 import { parseProduce } from '../src/streams/http/validate.js';
 import { KEEP_EVERYTHING, type AppendRecord, type TopicInfo } from '../src/streams/log/types.js';
 import { openStreamsEnvironment } from '../src/streams/storage.js';
+import { produceBody } from './fixtures/produce-body.js';
 import type { BenchFile, BenchSuite } from './types.js';
 
 const BATCH = 1000;
@@ -199,13 +200,8 @@ function codecSuite(valueBytes: number): BenchSuite {
  * API does with it). On a shared machine this CPU, not the log, bounds 1000-record produce.
  */
 function produceRequestSuite(valueBytes: number): BenchSuite {
-  const body = JSON.stringify({
-    records: Array.from({ length: BATCH }, (_, i) => {
-      const r = sampleRecord(valueBytes, i);
-      return { key: r.key, value: JSON.parse(r.valueJson) as unknown };
-    }),
-  });
-  const bytes = Buffer.from(body);
+  const bytes = produceBody(BATCH, valueBytes);
+  const body = bytes.toString('utf8');
   const topic: TopicInfo = { name: 'bench', id: 1, partitions: 4, createdAt: 0, configs: KEEP_EVERYTHING };
   const limits = { maxRecordsPerBatch: 10_000, maxRecordBytes: 1024 * 1024 };
   let sink = 0;

@@ -11,6 +11,7 @@ import type {
   AppendListener,
   AppendRecord,
   ReadLimits,
+  RecordToStore,
   RetentionRemoval,
   StoredRecord,
   TopicConfigs,
@@ -28,7 +29,7 @@ export interface JetStreamObserver {
   reconnect(): void;
 }
 
-function appendBytes(records: readonly AppendRecord[]): number {
+function appendBytes(records: readonly RecordToStore[]): number {
   let bytes = 0;
   for (const r of records) {
     bytes += r.valueJson.length;
@@ -152,12 +153,13 @@ export class StreamsMetrics {
     );
   }
 
-  recordProduce(topic: string, records: readonly AppendRecord[], seconds: number, ok: boolean): void {
+  /** `count` records of `bytes` (appendBytes) appended to `topic`, or not (`ok` false). */
+  recordProduce(topic: string, count: number, bytes: number, seconds: number, ok: boolean): void {
     this.produceDuration.observe({ outcome: ok ? 'ok' : 'error' }, seconds);
     if (!ok) return;
     const label = { topic: this.topicLabel(topic) };
-    this.produced.inc(label, records.length);
-    this.producedBytes.inc(label, appendBytes(records));
+    this.produced.inc(label, count);
+    this.producedBytes.inc(label, bytes);
   }
 
   recordFetch(topic: string, records: readonly StoredRecord[]): void {
@@ -194,15 +196,31 @@ class MeteredTopicLog implements TopicLog {
   topics(): readonly TopicInfo[] {
     return this.log.topics();
   }
-  append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]> {
+  append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
+  append(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions: readonly number[],
+  ): Promise<number[]>;
+  append(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions?: readonly number[],
+  ): Promise<number[]> {
     const start = performance.now();
-    return this.log.append(topic, records).then(
+    // Counted now: the callbacks hold two numbers, not the records, while the log works.
+    const count = records.length;
+    const bytes = appendBytes(records);
+    const appended = partitions
+      ? this.log.append(topic, records, partitions)
+      : this.log.append(topic, records as readonly AppendRecord[]);
+    return appended.then(
       (offsets) => {
-        this.metrics.recordProduce(topic.name, records, (performance.now() - start) / 1000, true);
+        this.metrics.recordProduce(topic.name, count, bytes, (performance.now() - start) / 1000, true);
         return offsets;
       },
       (error: unknown) => {
-        this.metrics.recordProduce(topic.name, records, (performance.now() - start) / 1000, false);
+        this.metrics.recordProduce(topic.name, count, bytes, (performance.now() - start) / 1000, false);
         throw error;
       },
     );

@@ -4,8 +4,9 @@
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { scanProduce } from '../../src/streams/http/produce-scan.js';
-import { parseProduce, type ProduceRecord } from '../../src/streams/http/validate.js';
+import { parseProduce, type ProduceDialect, type ProduceRecord } from '../../src/streams/http/validate.js';
 import type { TopicInfo } from '../../src/streams/log/types.js';
+import { produceBody } from '../../bench/fixtures/produce-body.js';
 import { spaced, valueOf } from './json-values.js';
 
 const topic: TopicInfo = {
@@ -33,9 +34,12 @@ function recordOf(seed: number): Record<string, unknown> {
   return record;
 }
 
-function slow(body: Buffer): ProduceRecord[] | Error {
+/** The Confluent json format's reading (confluent/routes.ts): any value, the body's bytes kept. */
+const CONFLUENT: ProduceDialect = { values: 'any', schemaFields: 'ignore', errorCode: 422 };
+
+function slow(body: Buffer, dialect?: ProduceDialect): ProduceRecord[] | Error {
   try {
-    return parseProduce(JSON.parse(body.toString('utf8')), topic, limits, NOW, undefined, body);
+    return parseProduce(JSON.parse(body.toString('utf8')), topic, limits, NOW, dialect, body);
   } catch (error) {
     return error as Error;
   }
@@ -48,10 +52,10 @@ const comparable = (records: readonly ProduceRecord[]) =>
  * Whenever the fast reader accepts (with its partitions inside the topic, which the route checks),
  * the usual path gives the same records.
  */
-function agrees(body: Buffer): boolean {
-  const fast = scanProduce(body, limits, NOW);
+function agrees(body: Buffer, values: 'object' | 'any' = 'object'): boolean {
+  const fast = scanProduce(body, limits, NOW, values);
   if (!fast || fast.maxPartition >= topic.partitions) return false;
-  const usual = slow(body);
+  const usual = slow(body, values === 'any' ? CONFLUENT : undefined);
   assert.ok(
     Array.isArray(usual),
     `accepted what the usual path refuses: ${body.toString()} (${(usual as Error).message})`,
@@ -69,6 +73,24 @@ describe('produce body one-pass reader', () => {
       const loose = Buffer.from(` \n${spaced({ records })}\t `);
       assert.ok(agrees(loose), loose.toString());
     }
+  });
+
+  it("the benches' body (bench/fixtures/produce-body.ts), keyed and unkeyed, is read on the fast path", () => {
+    for (const keyed of [true, false]) assert.ok(agrees(produceBody(50, 100, keyed)), `keyed ${keyed}`);
+  });
+
+  it('any values (the Confluent json format): the same records as the usual path', () => {
+    for (const value of ['1', '-2.5e3', '"s\u0041"', 'null', 'true', '[1, {"a": [ ]}]', '{"a":1}', ' 7 ']) {
+      assert.ok(agrees(Buffer.from(`{"records":[{"key":"k","value":${value}},{"value":{}}]}`), 'any'), value);
+    }
+    for (let seed = 1; seed < 200; seed++) {
+      const records = [{ value: valueOf(seed) }, recordOf(seed)];
+      assert.ok(agrees(Buffer.from(spaced({ records })), 'any'));
+    }
+    // No value: the usual path stores null there; not read on the fast path.
+    assert.equal(scanProduce(Buffer.from('{"records":[{"key":"k"}]}'), limits, NOW, 'any'), undefined);
+    // An object value is still required on /streams.
+    assert.equal(scanProduce(Buffer.from('{"records":[{"value":1}]}'), limits, NOW), undefined);
   });
 
   it('numbers keep their digits, strings their escapes; escaped keys are decoded', () => {

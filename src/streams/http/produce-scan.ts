@@ -274,20 +274,26 @@ class Scanner {
 }
 
 /**
- * The records of a /streams produce body (values must be JSON objects, schema fields refused),
- * or undefined when the body is not of the plain form this reader takes or a check would refuse
- * it; then the caller reads it with JSON.parse and parseProduce.
+ * The records of a produce body, or undefined when the body is not of the plain form this reader
+ * takes or a check would refuse it; then the caller reads it with JSON.parse and parseProduce.
+ * `values`: `object` for /streams (a value must be a JSON object), `any` for Confluent's json
+ * format (any JSON value; a record without one is left to the usual path, which stores null).
  */
-export function scanProduce(body: Buffer, limits: ProduceLimits, now: number): ScannedProduce | undefined {
+export function scanProduce(
+  body: Buffer,
+  limits: ProduceLimits,
+  now: number,
+  values: 'object' | 'any' = 'object',
+): ScannedProduce | undefined {
   try {
-    return scan(body, limits, now);
+    return scan(body, limits, now, values === 'any');
   } catch (error) {
     if (error === NOT_FAST) return undefined;
     throw error;
   }
 }
 
-function scan(body: Buffer, limits: ProduceLimits, now: number): ScannedProduce {
+function scan(body: Buffer, limits: ProduceLimits, now: number, anyValue: boolean): ScannedProduce {
   const s = new Scanner(body);
   s.expect(OPEN_OBJECT);
   s.space();
@@ -329,7 +335,7 @@ function scan(body: Buffer, limits: ProduceLimits, now: number): ScannedProduce 
           }
           break;
         case Field.Value:
-          if (body[s.pos] !== OPEN_OBJECT) throw NOT_FAST;
+          if (!anyValue && body[s.pos] !== OPEN_OBJECT) throw NOT_FAST;
           valueStart = s.pos;
           s.value();
           valueEnd = s.pos;

@@ -3,7 +3,7 @@
 // answer looks.
 
 import type { Partitioner } from '../log/partitioner.js';
-import type { AppendRecord, TopicInfo, TopicLog } from '../log/types.js';
+import type { TopicInfo, TopicLog } from '../log/types.js';
 import type { ProduceRecord } from './validate.js';
 
 export interface Stored {
@@ -30,12 +30,7 @@ export function appendRecords(
   parsed: readonly ProduceRecord[],
 ): Queued {
   const partitions = partitioner.choose(topic.id, topic.partitions, parsed);
-  const records: AppendRecord[] = parsed.map((r, i) => ({
-    partition: partitions[i]!,
-    key: r.key,
-    valueJson: r.valueJson,
-    timestamp: r.timestamp,
-    headers: r.headers,
-  }));
-  return { partitions, offsets: log.append(topic, records) };
+  // The parsed records go to the log as they are, their partitions beside them: no second
+  // object per record.
+  return { partitions, offsets: log.append(topic, parsed, partitions) };
 }

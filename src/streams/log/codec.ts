@@ -8,7 +8,7 @@
 // Storage key: u32 topicId | u32 partition | u64 base offset, big-endian so LMDB's byte order is
 // (topic, partition, offset) order.
 
-import type { AppendRecord, RecordHeader } from './types.js';
+import type { RecordHeader, RecordToStore } from './types.js';
 
 const VERSION = 1;
 const NO_KEY = 0xffffffff;
@@ -22,50 +22,68 @@ export interface DecodedRecord {
   readonly headers: readonly RecordHeader[] | null;
 }
 
-/** The UTF-8 sizes of a record's parts, and its headers as JSON text. */
-interface RecordSizes {
-  keyBytes: number;
-  headersJson: string;
-  headerBytes: number;
-  valueBytes: number;
+/** The UTF-8 size of a key: a loop for ASCII (most keys: ids), no call into C++. */
+function keyBytesOf(key: string): number {
+  for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) >= 0x80) return Buffer.byteLength(key, 'utf8');
+  return key.length;
 }
 
-function sizesOf(record: AppendRecord): RecordSizes {
-  const headersJson = record.headers && record.headers.length > 0 ? JSON.stringify(record.headers) : '';
-  return {
-    keyBytes: record.key === null ? 0 : Buffer.byteLength(record.key, 'utf8'),
-    headersJson,
-    headerBytes: headersJson === '' ? 0 : Buffer.byteLength(headersJson, 'utf8'),
-    valueBytes:
-      typeof record.valueJson === 'string'
-        ? Buffer.byteLength(record.valueJson, 'utf8')
-        : record.valueJson.length,
-  };
-}
+const headersJsonOf = (record: RecordToStore): string =>
+  record.headers && record.headers.length > 0 ? JSON.stringify(record.headers) : '';
 
-const encodedSize = (s: RecordSizes): number => FIXED + s.keyBytes + s.headerBytes + s.valueBytes;
+const valueBytesOf = (record: RecordToStore): number =>
+  typeof record.valueJson === 'string'
+    ? Buffer.byteLength(record.valueJson, 'utf8')
+    : record.valueJson.length;
 
-/** Writes the record at `at` (room for encodedSize bytes); returns where it ends. */
-function writeRecord(buf: Buffer, at: number, record: AppendRecord, s: RecordSizes): number {
-  at = buf.writeUInt8(VERSION, at);
-  at = buf.writeDoubleLE(record.timestamp, at);
-  at = buf.writeUInt32LE(record.key === null ? NO_KEY : s.keyBytes, at);
-  if (record.key !== null) at += buf.write(record.key, at, s.keyBytes, 'utf8');
-  at = buf.writeUInt32LE(s.headerBytes, at);
-  if (s.headerBytes > 0) at += buf.write(s.headersJson, at, s.headerBytes, 'utf8');
-  if (typeof record.valueJson !== 'string') {
+/**
+ * Writes the record at `at` (room for FIXED + keyBytes + headers + value bytes); returns where
+ * it ends. Numbers go through a DataView over `buf` (inlined by the compiler) rather than
+ * Buffer's write methods, whose argument checks cost more than the writes for a ~100 B record.
+ */
+function writeRecord(
+  buf: Buffer,
+  view: DataView,
+  at: number,
+  record: RecordToStore,
+  keyBytes: number,
+  headersJson: string,
+  headerBytes: number,
+): number {
+  buf[at] = VERSION;
+  view.setFloat64(at + 1, record.timestamp, true);
+  at += 9;
+  const key = record.key;
+  view.setUint32(at, key === null ? NO_KEY : keyBytes, true);
+  at += 4;
+  if (key !== null) {
+    if (keyBytes === key.length) {
+      // Only ASCII has as many UTF-8 bytes as UTF-16 units.
+      for (let i = 0; i < keyBytes; i++) buf[at + i] = key.charCodeAt(i);
+      at += keyBytes;
+    } else at += buf.write(key, at, keyBytes, 'utf8');
+  }
+  view.setUint32(at, headerBytes, true);
+  at += 4;
+  if (headerBytes > 0) at += buf.write(headersJson, at, headerBytes, 'utf8');
+  const value = record.valueJson;
+  if (typeof value !== 'string') {
     // TypedArray set, not Buffer copy: for a value of ~100 bytes, Buffer.prototype.copy's
     // argument handling in JavaScript costs more than the copy itself.
-    buf.set(record.valueJson, at);
-    return at + record.valueJson.length;
+    buf.set(value, at);
+    return at + value.length;
   }
-  return at + buf.write(record.valueJson, at, s.valueBytes, 'utf8');
+  return at + buf.write(value, at, 'utf8');
 }
 
-export function encodeRecord(record: AppendRecord): Buffer {
-  const sizes = sizesOf(record);
-  const buf = Buffer.allocUnsafe(encodedSize(sizes));
-  writeRecord(buf, 0, record, sizes);
+const viewOf = (buf: Buffer): DataView => new DataView(buf.buffer, buf.byteOffset, buf.length);
+
+export function encodeRecord(record: RecordToStore): Buffer {
+  const keyBytes = record.key === null ? 0 : keyBytesOf(record.key);
+  const headersJson = headersJsonOf(record);
+  const headerBytes = Buffer.byteLength(headersJson, 'utf8');
+  const buf = Buffer.allocUnsafe(FIXED + keyBytes + headerBytes + valueBytesOf(record));
+  writeRecord(buf, viewOf(buf), 0, record, keyBytes, headersJson, headerBytes);
   return buf;
 }
 
@@ -96,23 +114,51 @@ export function decodeRecord(buf: Uint8Array): DecodedRecord {
 const BATCH_VERSION = 2;
 const BATCH_HEADER = 1 + 4;
 
-/** One buffer for the whole batch, each record written in place (no per-record buffer). */
-export function encodeBatch(records: readonly AppendRecord[]): Buffer {
-  const sizes = new Array<RecordSizes>(records.length);
+/**
+ * One buffer for the whole batch, each record written in place: no buffer and no object per
+ * record (the sizes of the first pass are kept in typed arrays; headers' JSON only when some
+ * record has headers).
+ */
+export function encodeBatch(records: readonly RecordToStore[]): Buffer {
+  const n = records.length;
+  const keyBytes = new Int32Array(n);
+  const lengths = new Int32Array(n);
+  let headersJson: string[] | undefined;
+  let headerBytes: Int32Array | undefined;
   let size = BATCH_HEADER;
-  for (let i = 0; i < records.length; i++) {
-    const s = sizesOf(records[i]!);
-    sizes[i] = s;
-    size += 4 + encodedSize(s);
+  for (let i = 0; i < n; i++) {
+    const record = records[i]!;
+    const k = record.key === null ? 0 : keyBytesOf(record.key);
+    keyBytes[i] = k;
+    let h = 0;
+    if (record.headers && record.headers.length > 0) {
+      headersJson ??= new Array<string>(n).fill('');
+      headerBytes ??= new Int32Array(n);
+      const json = headersJsonOf(record);
+      headersJson[i] = json;
+      h = Buffer.byteLength(json, 'utf8');
+      headerBytes[i] = h;
+    }
+    const length = FIXED + k + h + valueBytesOf(record);
+    lengths[i] = length;
+    size += 4 + length;
   }
   const buf = Buffer.allocUnsafe(size);
-  buf.writeUInt8(BATCH_VERSION, 0);
-  buf.writeUInt32LE(records.length, 1);
+  const view = viewOf(buf);
+  buf[0] = BATCH_VERSION;
+  view.setUint32(1, n, true);
   let at = BATCH_HEADER;
-  for (let i = 0; i < records.length; i++) {
-    const s = sizes[i]!;
-    at = buf.writeUInt32LE(encodedSize(s), at);
-    at = writeRecord(buf, at, records[i]!, s);
+  for (let i = 0; i < n; i++) {
+    view.setUint32(at, lengths[i]!, true);
+    at = writeRecord(
+      buf,
+      view,
+      at + 4,
+      records[i]!,
+      keyBytes[i]!,
+      headersJson?.[i] ?? '',
+      headerBytes?.[i] ?? 0,
+    );
   }
   return buf;
 }

@@ -23,6 +23,7 @@ import { ErrorCodes, StreamsError, offsetOutOfRange, topicNotFound } from '../er
 import { connectNats } from '../nats/connection.js';
 import type { NatsSettings } from '../settings.js';
 import { encodeBatch } from './codec.js';
+import { partitionBatches, partitionOfEach } from './partition-batches.js';
 import { BatchCache } from './jetstream-cache.js';
 import { BelowBeginning, PartitionLog, unavailable, type PartitionDeps } from './jetstream-partition.js';
 import { trimPartition } from './jetstream-retention.js';
@@ -31,6 +32,7 @@ import {
   KEEP_EVERYTHING,
   type AppendListener,
   type AppendRecord,
+  type RecordToStore,
   type ReadLimits,
   type RetentionRemoval,
   type StoredRecord,
@@ -279,35 +281,35 @@ export class JetStreamTopicLog implements TopicLog {
     return out;
   }
 
-  async append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]> {
+  append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
+  append(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions: readonly number[],
+  ): Promise<number[]>;
+  async append(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions?: readonly number[],
+  ): Promise<number[]> {
     // The records are encoded and queued now, and this function never suspends: what waits for
     // JetStream holds only the per-partition promises (and, across partitions, each record's
     // partition), so a request's record objects die young instead of being promoted to the old
     // generation while it waits.
-    return finishAppend(this.startAppend(topic, records));
+    return finishAppend(this.startAppend(topic, records, partitionOfEach(records, partitions)));
   }
 
-  private startAppend(topic: TopicInfo, records: readonly AppendRecord[]): StartedAppend {
+  private startAppend(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions: readonly number[],
+  ): StartedAppend {
     if (this.closed) throw unavailable(new Error('the log is closed'));
     const states = this.partitionsOf(topic);
-    // One partition is the common case (unkeyed records of a request stay together): no grouping.
-    const only = records.length > 0 ? records[0]!.partition : -1;
-    let single = records.length > 0;
-    for (const record of records) {
-      if (!states[record.partition])
-        throw new Error(`partition ${record.partition} out of range for ${topic.name}`);
-      if (record.partition !== only) single = false;
+    for (const partition of partitions) {
+      if (!states[partition]) throw new Error(`partition ${partition} out of range for ${topic.name}`);
     }
-    const byPartition = new Map<number, AppendRecord[]>();
-    if (single) byPartition.set(only, records as AppendRecord[]);
-    else {
-      for (const record of records) {
-        const list = byPartition.get(record.partition);
-        if (list) list.push(record);
-        else byPartition.set(record.partition, [record]);
-      }
-    }
-    const batches = [...byPartition].map(([partition, list]) => ({
+    const batches = partitionBatches(records, partitions).map(({ partition, records: list }) => ({
       partition,
       count: list.length,
       bytes: encodeBatch(list),
@@ -325,7 +327,7 @@ export class JetStreamTopicLog implements TopicLog {
       partitions: batches.map((b) => b.partition),
       acks: batches.map((b) => states[b.partition]!.append(b.bytes, b.count)),
       count: records.length,
-      recordPartitions: single ? undefined : records.map((r) => r.partition),
+      recordPartitions: batches.length === 1 ? undefined : partitions,
     };
   }
 

@@ -20,10 +20,12 @@ import {
   visitBatch,
 } from './codec.js';
 import { LmdbRetention } from './lmdb-retention-store.js';
+import { partitionBatches, partitionOfEach } from './partition-batches.js';
 import {
   KEEP_EVERYTHING,
   type AppendListener,
   type AppendRecord,
+  type RecordToStore,
   type ReadLimits,
   type RetentionRemoval,
   type StoredRecord,
@@ -54,6 +56,16 @@ interface StoredTopic {
 }
 
 type Flushable = Promise<unknown> & { flushed?: Promise<unknown> };
+
+/** An append whose batches are put: what is left to wait for. */
+interface StartedAppend {
+  readonly states: PartitionState[];
+  /** Per partition written, the offset of its last record. */
+  readonly lastByPartition: Map<number, number>;
+  /** One promise per transaction the puts landed in. */
+  readonly commits: Set<Flushable>;
+  readonly offsets: number[];
+}
 
 export class LmdbTopicLog implements TopicLog {
   private readonly records: Database<Buffer, Buffer>;
@@ -251,23 +263,41 @@ export class LmdbTopicLog implements TopicLog {
     return [...this.byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  async append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]> {
+  append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
+  append(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions: readonly number[],
+  ): Promise<number[]>;
+  append(topic: TopicInfo, records: readonly RecordToStore[], given?: readonly number[]): Promise<number[]> {
+    // Encoded and put now; what waits for the commit holds no record (they die young instead of
+    // being promoted to the old generation while LMDB works).
+    let started: StartedAppend;
+    try {
+      started = this.startAppend(topic, records, given);
+    } catch (error) {
+      // Refusals (a closed log, a full disk) come as a rejection, as from an async function.
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    return this.settle(topic, started);
+  }
+
+  private startAppend(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    given: readonly number[] | undefined,
+  ): StartedAppend {
     this.assertOpen();
     const states = this.statesOf(topic);
-    for (const record of records) {
-      const state = states[record.partition];
-      if (!state) throw new Error(`partition ${record.partition} out of range for ${topic.name}`);
-      if (state.resync) this.resync(topic, record.partition, state);
+    const partitions = partitionOfEach(records, given);
+    for (const partition of partitions) {
+      const state = states[partition];
+      if (!state) throw new Error(`partition ${partition} out of range for ${topic.name}`);
+      if (state.resync) this.resync(topic, partition, state);
     }
     // One batch per partition, records in request order. Encode everything before taking
     // offsets: a failure here leaves no gap.
-    const byPartition = new Map<number, AppendRecord[]>();
-    for (const record of records) {
-      const list = byPartition.get(record.partition);
-      if (list) list.push(record);
-      else byPartition.set(record.partition, [record]);
-    }
-    const batches = [...byPartition].map(([partition, list]) => ({
+    const batches = partitionBatches(records, partitions).map(({ partition, records: list }) => ({
       partition,
       count: list.length,
       bytes: encodeBatch(list),
@@ -287,12 +317,17 @@ export class LmdbTopicLog implements TopicLog {
     }
     const offsets = new Array<number>(records.length);
     for (let i = 0; i < records.length; i++) {
-      const partition = records[i]!.partition;
+      const partition = partitions[i]!;
       const next = bases.get(partition)!;
       offsets[i] = next;
       bases.set(partition, next + 1);
     }
     for (const partition of lastByPartition.keys()) states[partition]!.pending++;
+    return { states, lastByPartition, commits, offsets };
+  }
+
+  private async settle(topic: TopicInfo, started: StartedAppend): Promise<number[]> {
+    const { states, lastByPartition, commits, offsets } = started;
     let failed: unknown;
     // One promise per transaction the puts landed in (usually one); every one is awaited, so a
     // failure of one never leaves another unobserved.

@@ -7,8 +7,7 @@ const M = 0x5bd1e995;
 const R = 24;
 
 /** 32-bit MurmurHash2 as a signed int, bit-for-bit equal to `org.apache.kafka.common.utils.Utils.murmur2`. */
-export function murmur2(data: Uint8Array): number {
-  const length = data.length;
+export function murmur2(data: Uint8Array, length = data.length): number {
   let h = (SEED ^ length) | 0;
   const blocks = length >>> 2;
   for (let i = 0; i < blocks; i++) {
@@ -36,5 +35,20 @@ export function murmur2(data: Uint8Array): number {
 
 /** `toPositive(murmur2(bytes)) % partitions` — masking, not Math.abs, as the Java client does. */
 export function partitionForKey(key: string, partitions: number): number {
-  return (murmur2(Buffer.from(key, 'utf8')) & 0x7fffffff) % partitions;
+  const hash = intoScratch(key) ? murmur2(scratch, key.length) : murmur2(Buffer.from(key, 'utf8'));
+  return (hash & 0x7fffffff) % partitions;
+}
+
+/** Reused for ASCII keys (most keys: ids), which are hashed without a Buffer of their own. */
+const scratch = new Uint8Array(256);
+
+/** Copies an ASCII key into `scratch` (its UTF-8 bytes are its char codes); false for any other. */
+function intoScratch(key: string): boolean {
+  if (key.length > scratch.length) return false;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c >= 0x80) return false;
+    scratch[i] = c;
+  }
+  return true;
 }

@@ -40,8 +40,8 @@ export interface RecordHeader {
   readonly value: string | null;
 }
 
-export interface AppendRecord {
-  readonly partition: number;
+/** A record to store; its partition is given beside it (TopicLog.append's `partitions`). */
+export interface RecordToStore {
   readonly key: string | null;
   /**
    * The value as JSON text (a string, or its UTF-8 bytes as the client sent them): consumers
@@ -50,6 +50,11 @@ export interface AppendRecord {
   readonly valueJson: string | Buffer;
   readonly timestamp: number;
   readonly headers: readonly RecordHeader[] | null;
+}
+
+/** A record to store with its partition. */
+export interface AppendRecord extends RecordToStore {
+  readonly partition: number;
 }
 
 export interface StoredRecord {
@@ -95,9 +100,18 @@ export interface TopicLog {
   topics(): readonly TopicInfo[];
   /**
    * Stores the records and resolves with their offsets (request order) once they are durable.
-   * Offsets are taken synchronously, so concurrent calls get contiguous, unique offsets.
+   * Offsets are taken synchronously, so concurrent calls get contiguous, unique offsets. The
+   * records are encoded before it returns and not held while they are stored, so callers may
+   * pass objects that die young. With `partitions`, record i goes to `partitions[i]` (the
+   * produce routes pass their parsed records as they are, without a copy per record to add the
+   * partition); without it, to its own `partition`.
    */
   append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
+  append(
+    topic: TopicInfo,
+    records: readonly RecordToStore[],
+    partitions: readonly number[],
+  ): Promise<number[]>;
   /**
    * Durable records from `offset` (inclusive) up to the end, bounded by the limits. An offset
    * below the partition's beginning (removed by retention) throws StreamsError 416 / 41601.

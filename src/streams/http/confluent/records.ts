@@ -47,6 +47,16 @@ function checkHeaders(headers: unknown, at: string): void {
   }
 }
 
+/** True when a record carries a reserved header (checkHeaders refuses it on the usual path). */
+export function hasReservedHeader(
+  records: readonly { readonly headers: readonly RecordHeader[] | null }[],
+): boolean {
+  for (const record of records) {
+    if (record.headers?.some((h) => RESERVED.has(h.key))) return true;
+  }
+  return false;
+}
+
 function withMarker(headers: unknown, marker: RecordHeader): unknown {
   if (headers === undefined || headers === null) return [marker];
   return Array.isArray(headers) ? [...(headers as unknown[]), marker] : headers;

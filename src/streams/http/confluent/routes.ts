@@ -4,7 +4,15 @@
 // differs is read and written here: media types, embedded formats, statuses and answer shapes.
 // docs/streams.md, "Coming from Confluent REST Proxy", lists every difference.
 
-import type { Handler, HttpRequest, HttpResponse, Router, RouteOptions } from '../../../core/http/index.js';
+import {
+  checkContentType,
+  parseJsonBody,
+  type Handler,
+  type HttpRequest,
+  type HttpResponse,
+  type Router,
+  type RouteOptions,
+} from '../../../core/http/index.js';
 import { StreamsError, partitionNotFound, topicNotFound } from '../../errors.js';
 import type { ConsumerInstance } from '../../groups/coordinator.js';
 import type { TopicInfo } from '../../log/types.js';
@@ -14,6 +22,7 @@ import { produceAttributes, traced } from '../tracing.js';
 import { handler as streamsHandler } from '../errors.js';
 import { registerInstanceRoutes } from '../instance-routes.js';
 import { appendRecords } from '../produce.js';
+import { scanProduce } from '../produce-scan.js';
 import { renderRecords } from '../render.js';
 import { configMap } from '../topic-configs.js';
 import type { StreamsDeps } from '../routes.js';
@@ -24,9 +33,11 @@ import {
   parseSubscription,
   type ConsumerDialect,
   type ProduceDialect,
+  type ProduceRecord,
+  type RecordFormat,
 } from '../validate.js';
 import { KAFKA_BODY_TYPES, KAFKA_V2, answerType, produceFormat, recordsType } from './media.js';
-import { CONSTRAINT_CODE, inFormat, toStoredShape } from './records.js';
+import { CONSTRAINT_CODE, hasReservedHeader, inFormat, toStoredShape } from './records.js';
 
 // Errors answer in the v2 type, as rest-utils' exception mappers write them.
 const handler = (fn: Parameters<typeof streamsHandler>[0]): Handler => streamsHandler(fn, KAFKA_V2);
@@ -187,6 +198,20 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
   );
 
   // --- produce ------------------------------------------------------------------------------
+  /** A parsed produce body's records; json values are kept as the client's text, as on /streams. */
+  const readProduce = (
+    body: unknown,
+    bytes: Buffer,
+    format: RecordFormat,
+    topic: TopicInfo,
+    rawPartition: string | undefined,
+  ): ProduceRecord[] => {
+    const partition = rawPartition === undefined ? undefined : partitionOf(topic, rawPartition);
+    const shape = toStoredShape(body, format, topic, partition);
+    // Binary values are replaced by their base64 (records.ts): those are serialised.
+    const sent = format === 'json' ? bytes : undefined;
+    return parseProduce(shape, topic, settings, Date.now(), CONFLUENT_PRODUCE, sent);
+  };
   const produce = async (
     req: HttpRequest,
     res: HttpResponse,
@@ -201,11 +226,24 @@ export function registerConfluentRoutes(router: Router, deps: StreamsDeps): Conf
       'streams.produce',
       { 'streams.topic': name },
       async (span) => {
-        const body = await req.json(KAFKA_BODY_TYPES);
+        checkContentType(req.headers['content-type'], KAFKA_BODY_TYPES);
+        const bytes = await req.body();
+        const now = Date.now();
+        // The json format's plain body in one pass, as on /streams (produce-scan.ts); a body with
+        // a path partition, schema fields, keys that are not strings, reserved headers or
+        // anything else the reader declines, the usual way in the usual order: the body's JSON,
+        // the topic, the partition, the records.
+        const scanned =
+          format === 'json' && rawPartition === undefined
+            ? scanProduce(bytes, settings, now, 'any')
+            : undefined;
+        const fast = scanned && !hasReservedHeader(scanned.records) ? scanned : undefined;
+        const body = fast ? undefined : parseJsonBody(bytes);
         const topic = topicOf(name);
-        const partition = rawPartition === undefined ? undefined : partitionOf(topic, rawPartition);
-        const shape = toStoredShape(body, format, topic, partition);
-        const parsed = parseProduce(shape, topic, settings, Date.now(), CONFLUENT_PRODUCE);
+        const parsed =
+          fast && fast.maxPartition < topic.partitions
+            ? fast.records
+            : readProduce(fast ? parseJsonBody(bytes) : body, bytes, format, topic, rawPartition);
         const queued = appendRecords(log, deps.partitioner, topic, parsed);
         const stored = { partitions: queued.partitions, offsets: await queued.offsets };
         span?.setAttributes(produceAttributes(parsed, stored.partitions));

@@ -3,7 +3,8 @@
 // Waits are on state (waitFor, waitUntil), never on the clock.
 
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -125,6 +126,41 @@ describe('RunService over the in-process queue', () => {
       assert.equal(done.status, 'completed');
       assert.deepEqual(done.files, []);
       assert.equal(existsSync(e.runs.runDir(done.id)), false);
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('refuses a start over the queued-runs bound without leaving its staged input files behind', async () => {
+    const e = await open({ maxQueuedRuns: 1 });
+    try {
+      const slow = await e.runs.start(report({ text: 'slow', delay_ms: 60_000 }));
+      await waitUntil('the slow run to start', async () => (await e.runs.get(slow.id))?.status === 'running');
+      const queued = await e.runs.start(report({ text: 'queued' }));
+      const upload = join(e.dir, 'upload.txt');
+      writeFileSync(upload, 'an input file');
+      const folders = () => (existsSync(join(e.dir, 'runs')) ? readdirSync(join(e.dir, 'runs')) : []);
+      const before = folders();
+      await assert.rejects(
+        e.runs.start({
+          ...report({ text: 'over' }),
+          files: [
+            {
+              field: 'doc',
+              filename: 'upload.txt',
+              contentType: 'text/plain',
+              size: 13,
+              sha256: createHash('sha256').update('an input file').digest('hex'),
+              source: { path: upload },
+              fileId: null,
+            },
+          ],
+        }),
+        (err: ApiError) => err.status === 429 && err.code === 'too_many_queued_runs',
+      );
+      assert.deepEqual(folders(), before, 'no folder left for the refused run');
+      for (const id of [queued.id, slow.id]) await e.runs.cancel(id);
+      assert.equal((await e.runs.waitFor(slow.id, HANG_MS)).status, 'cancelled');
     } finally {
       await e.close();
     }

@@ -12,7 +12,7 @@
 
 import { EventEmitter } from 'node:events';
 import type { Notification } from 'pg';
-import type { CreateOptions, QueueCancel, RunEnd, RunQueue } from '../runs/queue.js';
+import { QueueFullError, type CreateOptions, type QueueCancel, type RunEnd, type RunQueue } from '../runs/queue.js';
 import type { RunDetail, RunEvent, RunRecord } from '../runs/types.js';
 import { TERMINAL, type RunStatus } from '../runs/statuses.js';
 import { PgListener } from './listener.js';
@@ -94,7 +94,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   private readonly waiters = new Map<string, Set<(e: DoneEvent) => void>>();
   private listener: PgListener | undefined;
   /** Statements of one kind handed over while one is in flight go together (queue/batcher.ts). */
-  private readonly creates = new Batcher<NewCreate, undefined>((runs) => this.createMany(runs));
+  private readonly creates = new Batcher<NewCreate, boolean>((runs) => this.createMany(runs));
   /**
    * Runs created with an asynchronous commit (answered at their end only) whose end this node has
    * not committed: `committed` makes their creation durable before an earlier answer. When the
@@ -313,6 +313,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       ...newRun(record, detail, events),
       claimed: false,
       durable: !options.answeredAtEnd,
+      bound: options.maxQueued,
     });
   }
 
@@ -336,6 +337,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       ...newRun(record, detail, events),
       claimed: true,
       durable: !options.answeredAtEnd,
+      bound: undefined,
     });
     const claim: ClaimedRun = {
       runId: record.id,
@@ -367,12 +369,18 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
         this.unflushedOverflowed = true;
       }
     }
+    let stored: boolean;
     try {
-      await this.creates.submit(run);
+      stored = await this.creates.submit(run);
     } catch (err) {
       this.heard.delete(runId);
       this.unflushed.delete(runId);
       throw err;
+    }
+    if (!stored) {
+      this.heard.delete(runId);
+      this.unflushed.delete(runId);
+      throw new QueueFullError(run.bound ?? 0);
     }
   }
 
@@ -380,17 +388,23 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * New runs handed over together, in one statement (createQueuedBatchSql); its commit waits for
    * its WAL flush unless every run of it is answered at its end only (see `committed`).
    */
-  private async createMany(runs: NewCreate[]): Promise<undefined[]> {
+  private async createMany(runs: NewCreate[]): Promise<boolean[]> {
     const durable = runs.some((r) => r.durable);
-    await run(() =>
-      this.db.query(sql.createQueuedBatchSql(!durable), [
+    // One bound per statement: the smallest asked for (every start asks AUTOMATION_MAX_QUEUED_RUNS).
+    const bounds = runs.flatMap((r) => (r.bound === undefined ? [] : [r.bound]));
+    const { rows } = await run(() =>
+      this.db.query<{ id: string }>(sql.createQueuedBatchSql(!durable), [
         ...createParams(runs),
         runs.map((r) => r.claimed),
         this.nodeId,
         this.claimer.leaseSeconds,
+        runs.map((r) => r.bound !== undefined),
+        bounds.length > 0 ? Math.min(...bounds) : null,
       ]),
     );
-    return runs.map(() => undefined);
+    if (rows.length === runs.length) return runs.map(() => true);
+    const stored = new Set(rows.map((r) => r.id));
+    return runs.map((r) => stored.has(r.values[0] as string));
   }
 
   /**
@@ -661,6 +675,8 @@ export async function createQueuedIn(
       [false],
       null,
       0,
+      [false],
+      null,
     ]),
   );
 }
@@ -714,10 +730,14 @@ interface NewRun {
   holds: string[];
 }
 
-/** A new run as createMany takes it: claimed by this node or queued; durable: a synchronous commit. */
+/**
+ * A new run as createMany takes it: claimed by this node or queued; durable: a synchronous
+ * commit; bound: CreateOptions.maxQueued.
+ */
 interface NewCreate extends NewRun {
   claimed: boolean;
   durable: boolean;
+  bound: number | undefined;
 }
 
 /** The end of an owned run as its statement takes it (completeWith). */

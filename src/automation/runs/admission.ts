@@ -4,6 +4,7 @@
 // node claims it then executes it (execution.ts).
 
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Principal } from '../../core/auth/types.js';
 import { invalid, notFound, ApiError } from '../errors.js';
@@ -15,7 +16,7 @@ import { checkSchema } from '../evals/index.js';
 import type { TraceSpan } from '../../core/tracing/index.js';
 import { shown, type Engine } from './engine.js';
 import type { Execution } from './execution.js';
-import type { QueueClaim } from './queue.js';
+import { QueueFullError, type QueueClaim } from './queue.js';
 import { inputPath } from './folder.js';
 import { newRunId, sampleRank } from './ids.js';
 import {
@@ -148,15 +149,14 @@ export class Admission {
     }
     const args = req.input ?? {};
     await this.validateInput(automation, manifest, args);
-    // With a shared queue the bound is the cluster's: runs waiting for any node. A run this node
-    // can take at once (see below) is not counted: it will not wait in the queue. If the node's
-    // room is gone by then it is queued all the same: the bound was never atomic with the start.
+    // The queued-runs bound (with a shared queue, the cluster's: runs waiting for any node) is
+    // checked by the queue in the step that stores the run (CreateOptions.maxQueued), so a start
+    // costs no count of its own. A caller that stores the run in its own step (a schedule's tick)
+    // counts first. A run this node can take at once is not counted: it will not wait in the queue.
     const { maxQueuedRuns } = this.e.options;
-    const queued = this.execution.canTake() ? 0 : await this.e.queue.queuedCount(maxQueuedRuns);
-    if (queued >= maxQueuedRuns) {
-      throw new ApiError(429, 'too_many_queued_runs', `${queued} runs are queued; try again shortly`, [], {
-        'retry-after': '1',
-      });
+    if (req.createQueued && !this.execution.canTake()) {
+      const queued = await this.e.queue.queuedCount(maxQueuedRuns);
+      if (queued >= maxQueuedRuns) throw queueFull(queued);
     }
 
     // Every caller's input files land at input/<field>/<filename> in the run's folder; a field or
@@ -267,6 +267,7 @@ export class Admission {
         const options = {
           ...(req.endAcknowledged && direct ? { endAcknowledged: true } : {}),
           ...(req.endAcknowledged ? { answeredAtEnd: true } : {}),
+          ...(direct ? {} : { maxQueued: maxQueuedRuns }),
         };
         if (direct) claim = await this.e.queue.createClaimed(record, detail, events, options);
         else await this.e.queue.createQueued(record, detail, events, options);
@@ -274,6 +275,9 @@ export class Admission {
     } catch (err) {
       this.e.admitted.delete(id);
       if (direct) await this.execution.settle(undefined);
+      // Not stored: its staged input files go (a run without them has no folder).
+      if (inputFiles.length > 0) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      if (err instanceof QueueFullError) throw queueFull(err.queued);
       throw persistenceError(err);
     }
     if (direct) await this.execution.settle(claim);
@@ -362,6 +366,13 @@ export class Admission {
     else if (version !== undefined) req.version = version;
     return this.start(req);
   }
+}
+
+/** The queued-runs bound reached: 429, to be tried again shortly. */
+function queueFull(queued: number): ApiError {
+  return new ApiError(429, 'too_many_queued_runs', `${queued} runs are queued; try again shortly`, [], {
+    'retry-after': '1',
+  });
 }
 
 /** A failed write of a new run: the database's 503 as it is, anything else a 500. */

@@ -13,14 +13,15 @@
 // (events, its end) lands with or after its creation. If that commit fails the run is taken back
 // out: dropped from the queue, or given up by the node executing it (its end is never written).
 
-import type {
-  ClaimedState,
-  CreateOptions,
-  QueueCancel,
-  QueueClaim,
-  QueueRecovery,
-  RunEnd,
-  RunQueue,
+import {
+  QueueFullError,
+  type ClaimedState,
+  type CreateOptions,
+  type QueueCancel,
+  type QueueClaim,
+  type QueueRecovery,
+  type RunEnd,
+  type RunQueue,
 } from './queue.js';
 import type { LmdbRunStore } from './store.js';
 import { QUEUED, TERMINAL, type RunDetail, type RunEvent, type RunRecord } from './types.js';
@@ -96,6 +97,8 @@ export class LocalRunQueue implements RunQueue {
     events: RunEvent[],
     options: CreateOptions = {},
   ): Promise<void> {
+    if (options.maxQueued !== undefined && this.queued.length >= options.maxQueued)
+      throw new QueueFullError(this.queued.length);
     const committed = options.endAcknowledged
       ? this.store.createDeferred(run, detail, events, this.options.deferredFlushMs ?? DEFERRED_FLUSH_MS)
       : this.store.create(run, detail, events);

@@ -75,6 +75,22 @@ export interface CreateOptions {
    * without waiting for it to be durable, as the end's durable commit makes it durable with it.
    */
   answeredAtEnd?: boolean;
+  /**
+   * The run is refused (QueueFullError, nothing stored) when it would be queued while this many
+   * runs wait in the queue for any node already. Checked in the step that stores it, so a start
+   * costs no count of its own; like any count of a queue other nodes add to, it is a bound, not a
+   * lock: starts on several nodes at the same moment may each find room. Not checked for a run
+   * stored claimed (createClaimed): it does not wait in the queue.
+   */
+  maxQueued?: number;
+}
+
+/** A start refused by CreateOptions.maxQueued: `queued` runs (at least) wait in the queue. */
+export class QueueFullError extends Error {
+  readonly code = 'queue_full';
+  constructor(readonly queued: number) {
+    super(`${queued} runs are queued`);
+  }
 }
 
 export interface RunQueue {

@@ -6,7 +6,7 @@
 
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import type { QueueClaim, RunQueue } from '../../../src/automation/runs/queue.js';
+import { QueueFullError, type QueueClaim, type RunQueue } from '../../../src/automation/runs/queue.js';
 import type { RunStore } from '../../../src/automation/runs/store.js';
 import { emptyDetail, type RunEvent, type RunRecord } from '../../../src/automation/runs/types.js';
 import { waitUntil, withinHang } from '../../helpers/wait.js';
@@ -251,6 +251,32 @@ export function runQueueContract(
           }
         }
         assert.equal(await t.queue.queuedCount(100), 0);
+      }));
+
+    it('refuses a start that would queue past maxQueued, in the step that stores it', () =>
+      withQueue(NO_LIMITS, async (t) => {
+        await add(t, 2);
+        // Started together (one batch where the adapter batches): one more fits under 3.
+        const starts = Array.from({ length: 3 }, () => queuedRun());
+        const outcomes = await Promise.allSettled(
+          starts.map((r) => t.queue.createQueued(r, emptyDetail(), created(r), { maxQueued: 3 })),
+        );
+        const stored = starts.filter((_, i) => outcomes[i]!.status === 'fulfilled');
+        assert.equal(stored.length, 1, 'exactly one start fits under the bound');
+        for (const [i, o] of outcomes.entries()) {
+          if (o.status === 'fulfilled') continue;
+          assert.ok(o.reason instanceof QueueFullError, String(o.reason));
+          assert.equal(await t.store.get(starts[i]!.id), undefined, 'a refused run is not stored');
+        }
+        assert.equal(await t.queue.queuedCount(100), 3);
+        await assert.rejects(
+          t.queue.createQueued(queuedRun(), emptyDetail(), [], { maxQueued: 3 }),
+          QueueFullError,
+        );
+        // Without a bound, or with room under it, runs are stored as before.
+        await t.queue.createQueued(queuedRun(), emptyDetail(), [], { maxQueued: 5 });
+        await add(t, 1);
+        assert.equal(await t.queue.queuedCount(100), 5);
       }));
 
     it('writes the ends of runs finishing together, each only while its holder still holds it', () =>

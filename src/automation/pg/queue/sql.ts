@@ -35,23 +35,36 @@ const RECORDS = `unnest(${COLUMN_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join('
  * New runs, their details, first events and blob holds, many in one statement (one commit): $1 …
  * $n the record columns as arrays, $n+1 details (one per run, same order), $n+2 … $n+4 events
  * (run id, seq, event), $n+5/$n+6 holds (run id, sha256), $n+7 whether each run is claimed by
- * the node $n+8 under a lease of $n+9 seconds as it is stored (attempt 1), else queued. One wake
- * when it commits, if any run was queued. `asyncCommit`: the commit does not wait for its WAL
- * flush (runs answered at their end only, whose synchronous commit flushes this one with it).
+ * the node $n+8 under a lease of $n+9 seconds as it is stored (attempt 1), else queued; $n+10
+ * whether each run is bounded: a bounded run is stored only if the runs queued before the
+ * statement plus the bounded runs ahead of it in the batch, itself included, are at most $n+11
+ * (CreateOptions.maxQueued; the count stops at that bound, so a long queue costs no more than that
+ * many entries of the runs_queued index). Returns the ids stored. One wake when it commits, if
+ * any run was queued. `asyncCommit`: the commit does not wait for its WAL flush (runs answered at
+ * their end only, whose synchronous commit flushes this one with it).
  */
 export const createQueuedBatchSql = (asyncCommit: boolean) => `WITH r AS (
     INSERT INTO runs (${COLUMN_NAMES.join(', ')}, queue_state, queued_at, node, lease_expires_at, attempt)
     SELECT ${COLUMN_NAMES.map((c) => `x.${c}`).join(', ')},
-      CASE WHEN c.claimed THEN 'claimed' ELSE 'queued' END, clock_timestamp(),
-      CASE WHEN c.claimed THEN $${n + 8}::text END,
-      CASE WHEN c.claimed THEN clock_timestamp() + make_interval(secs => $${n + 9}::float8) END,
-      CASE WHEN c.claimed THEN 1 ELSE 0 END
-    FROM ${RECORDS} WITH ORDINALITY AS x (${COLUMN_NAMES.join(', ')}, i)
-    JOIN unnest($${n + 7}::boolean[]) WITH ORDINALITY AS c (claimed, i) USING (i)${
+      CASE WHEN x.claimed THEN 'claimed' ELSE 'queued' END, clock_timestamp(),
+      CASE WHEN x.claimed THEN $${n + 8}::text END,
+      CASE WHEN x.claimed THEN clock_timestamp() + make_interval(secs => $${n + 9}::float8) END,
+      CASE WHEN x.claimed THEN 1 ELSE 0 END
+    FROM (
+      SELECT x.*, c.claimed, b.bounded,
+        count(*) FILTER (WHERE b.bounded) OVER (ORDER BY x.i) AS bounded_rank
+      FROM ${RECORDS} WITH ORDINALITY AS x (${COLUMN_NAMES.join(', ')}, i)
+      JOIN unnest($${n + 7}::boolean[]) WITH ORDINALITY AS c (claimed, i) USING (i)
+      JOIN unnest($${n + 10}::boolean[]) WITH ORDINALITY AS b (bounded, i) USING (i)) AS x
+    CROSS JOIN (
+      SELECT count(*) AS n FROM (
+        SELECT 1 FROM runs WHERE queue_state = 'queued' AND $${n + 11}::integer IS NOT NULL
+        LIMIT $${n + 11}::integer) AS waiting) AS queued_now${
       asyncCommit
         ? "\n    CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit"
         : ''
     }
+    WHERE NOT x.bounded OR $${n + 11}::integer IS NULL OR queued_now.n + x.bounded_rank <= $${n + 11}::integer
     RETURNING id, queue_state),
   d AS (
     INSERT INTO run_details (run_id, detail)
@@ -63,8 +76,10 @@ export const createQueuedBatchSql = (asyncCommit: boolean) => `WITH r AS (
   h AS (
     INSERT INTO blob_holds (holder, sha256)
     SELECT 'run:' || x.id, x.sha FROM unnest($${n + 5}::text[], $${n + 6}::text[]) AS x (id, sha) JOIN r USING (id)
-    ON CONFLICT DO NOTHING)
-  SELECT pg_notify('${WAKE}', '') FROM (SELECT 1 FROM r WHERE queue_state = 'queued' LIMIT 1) AS any_queued`;
+    ON CONFLICT DO NOTHING),
+  woke AS (
+    SELECT pg_notify('${WAKE}', '') FROM (SELECT 1 FROM r WHERE queue_state = 'queued' LIMIT 1) AS any_queued)
+  SELECT id, (SELECT count(*) FROM woke) AS woke FROM r`;
 
 /**
  * The ends of runs this node owns, many in one statement (one commit): $1 … $n the final records'

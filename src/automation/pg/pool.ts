@@ -3,6 +3,7 @@
 // DatabaseUnavailableError (503 naming PostgreSQL); the pool drops broken connections and opens
 // new ones on the next query, so it recovers by itself once the server is back.
 
+import { createHash } from 'node:crypto';
 import { Pool, type PoolClient, type QueryResult, type QueryResultRow } from 'pg';
 import { ApiError } from '../errors.js';
 import type { DatabaseSettings } from '../settings.js';
@@ -116,7 +117,17 @@ export class PgDatabase implements Queryable {
     values?: readonly unknown[],
   ): Promise<QueryResult<R>> {
     try {
-      return await this.pool.query<R>(text, values as unknown[] | undefined);
+      const name = values === undefined ? undefined : statementName(text);
+      if (name === undefined) return await this.pool.query<R>(text, values as unknown[] | undefined);
+      try {
+        return await this.pool.query<R>({ name, text, values: values as unknown[] });
+      } catch (err) {
+        // A table changed under a statement this connection prepared in a way that changes its
+        // result (a migration by a newer node): run it unprepared (PostgreSQL answers 0A000,
+        // "cached plan must not change result type").
+        if ((err as { code?: string }).code !== '0A000') throw err;
+        return await this.pool.query<R>(text, values as unknown[]);
+      }
     } catch (err) {
       throw mapDatabaseError(err);
     }
@@ -183,4 +194,28 @@ export function openPgDatabase(
     connectTimeoutMs: settings.connectTimeoutMs,
     ...options,
   });
+}
+
+/**
+ * Named (prepared) statements: each connection parses and plans a statement the first time it
+ * runs it, then reuses that (node-postgres sends Bind/Execute only; the server may keep a
+ * generic plan after five executions: PostgreSQL docs, PREPARE, "Notes"). The run queue's
+ * batch statements are long CTEs over array parameters whose parse and plan cost more CPU than
+ * their execution. The name is derived from the text, so one name never means two statements.
+ */
+const statementNames = new Map<string, string>();
+/**
+ * Statements are built from templates, but some (run list filters) combine into many texts: only
+ * the first this many distinct texts are prepared, so a connection never holds more than that
+ * many prepared statements; later texts run unprepared.
+ */
+const MAX_NAMED_STATEMENTS = 256;
+
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < MAX_NAMED_STATEMENTS) {
+    name = `sluice_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }

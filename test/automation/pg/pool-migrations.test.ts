@@ -186,6 +186,27 @@ describe('PostgreSQL pool and migrations', { skip: postgresSkip }, () => {
     });
   });
 
+  it('prepares statements with parameters, and runs one again when a table changed its result', async () => {
+    // One connection, so the statement prepared is the one asked about.
+    const db = new PgDatabase({ url: await server.createDatabase(), poolSize: 1 });
+    try {
+      await db.query('CREATE TABLE prepared_probe (id integer PRIMARY KEY)');
+      await db.query('INSERT INTO prepared_probe VALUES (1)');
+      const select = 'SELECT * FROM prepared_probe WHERE id = $1';
+      assert.deepEqual((await db.query(select, [1])).rows, [{ id: 1 }]);
+      const { rows } = await db.query<{ n: string }>(
+        'SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = $1',
+        [select],
+      );
+      assert.equal(rows[0]?.n, '1', 'the statement is prepared on the connection');
+      // A newer node's migration adds a column: the prepared statement's result would change.
+      await db.query('ALTER TABLE prepared_probe ADD COLUMN note text');
+      assert.deepEqual((await db.query(select, [1])).rows, [{ id: 1, note: null }]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('server down: database_unavailable (503 naming PostgreSQL); back: the same pool recovers', async () => {
     const url = await server.createDatabase();
     const idleErrors: Error[] = [];

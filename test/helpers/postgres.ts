@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from './context.js';
 import { HANG_MS, waitUntil } from './wait.js';
+import { childrenOf } from './proc.js';
 
 /** The bin directory of the newest installed PostgreSQL that has initdb and pg_ctl. */
 function findBinDir(): string | undefined {
@@ -125,21 +126,6 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Pids whose parent is `pid` (the postmaster's backends and auxiliary processes). */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 export async function startPostgres(): Promise<PostgresServer> {
   if (!postgresAvailable) throw new Error(postgresSkip || 'PostgreSQL unavailable');

@@ -96,13 +96,6 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   /** Statements of one kind handed over while one is in flight go together (queue/batcher.ts). */
   private readonly creates = new Batcher<NewCreate, boolean>((runs) => this.createMany(runs));
   /**
-   * Runs created with an asynchronous commit (answered at their end only) whose end this node has
-   * not committed: `committed` makes their creation durable before an earlier answer. When the
-   * set overflows, `committed` flushes for any run.
-   */
-  private readonly unflushed = new Set<string>();
-  private unflushedOverflowed = false;
-  /**
    * Ends this node handed over (the newest MAX_HEARD): the run's final record once its end is
    * committed here, undefined when it was not written. A waiter that hears the done notification
    * (which may come before the end statement's answer) takes the record from here, not a read.
@@ -362,24 +355,15 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       this.heard.set(runId, undefined);
       if (this.heard.size > MAX_HEARD) this.heard.delete(this.heard.keys().next().value!);
     }
-    if (!run.durable) {
-      this.unflushed.add(runId);
-      if (this.unflushed.size > MAX_HEARD) {
-        this.unflushed.delete(this.unflushed.keys().next().value!);
-        this.unflushedOverflowed = true;
-      }
-    }
     let stored: boolean;
     try {
       stored = await this.creates.submit(run);
     } catch (err) {
       this.heard.delete(runId);
-      this.unflushed.delete(runId);
       throw err;
     }
     if (!stored) {
       this.heard.delete(runId);
-      this.unflushed.delete(runId);
       throw new QueueFullError(run.bound ?? 0);
     }
   }
@@ -436,23 +420,21 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     if (this.endsHere.size > MAX_HEARD) this.endsHere.delete(this.endsHere.keys().next().value!);
     const done = await submitted;
     this.leases.drop(runId);
-    // Its end's commit waited for the WAL flush, so its creation is durable with it.
-    if (done) this.unflushed.delete(runId);
     return done;
   }
 
   /**
-   * Resolves once the run's creation is durable: at once unless it was created with an
-   * asynchronous commit whose run this node has not ended. Then a statement that writes (a key
-   * share lock of the run's row) commits waiting for its WAL flush, which flushes every earlier
-   * commit with it; a run that is not there (PostgreSQL crashed and lost its creation, which was
-   * answered to nobody) fails as database_unavailable.
+   * Resolves once the run's creation is durable. A run answered at its end only may have been
+   * created with an asynchronous commit: a statement that writes (a key share lock of the run's
+   * row) commits waiting for its WAL flush, which flushes every earlier commit with it. It is sent
+   * whatever the run's creation was (one statement, on an answer that is not the run's end: a
+   * 202, or a node closing), so this node keeps no list of runs not yet flushed. A run that is not
+   * there (PostgreSQL crashed and lost its creation, which was answered to nobody) fails as
+   * database_unavailable.
    */
   async committed(runId: string): Promise<void> {
-    if (!this.unflushed.has(runId) && !this.unflushedOverflowed) return;
     const { rowCount } = await run(() => this.db.query(sql.FLUSH_RUN, [runId]));
     if ((rowCount ?? 0) === 0) throw new DatabaseUnavailableError('run_not_stored');
-    this.unflushed.delete(runId);
   }
 
   /**

@@ -8,6 +8,7 @@ import { boundedLabel, type ServiceOperations } from '../core/observe/index.js';
 import type { ConsumerGroups } from './groups/coordinator.js';
 import { retentionStats } from './retention.js';
 import type {
+  AppendFn,
   AppendListener,
   AppendRecord,
   ReadLimits,
@@ -196,17 +197,11 @@ class MeteredTopicLog implements TopicLog {
   topics(): readonly TopicInfo[] {
     return this.log.topics();
   }
-  append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
-  append(
-    topic: TopicInfo,
-    records: readonly RecordToStore[],
-    partitions: readonly number[],
-  ): Promise<number[]>;
-  append(
+  readonly append: AppendFn = (
     topic: TopicInfo,
     records: readonly RecordToStore[],
     partitions?: readonly number[],
-  ): Promise<number[]> {
+  ): Promise<number[]> => {
     const start = performance.now();
     // Counted now: the callbacks hold two numbers, not the records, while the log works.
     const count = records.length;
@@ -224,7 +219,7 @@ class MeteredTopicLog implements TopicLog {
         throw error;
       },
     );
-  }
+  };
   read(topic: TopicInfo, partition: number, offset: number, limits: ReadLimits): Promise<StoredRecord[]> {
     return this.log.read(topic, partition, offset, limits).then((records) => {
       this.metrics.recordFetch(topic.name, records);

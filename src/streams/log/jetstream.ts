@@ -29,9 +29,9 @@ import { BelowBeginning, PartitionLog, unavailable, type PartitionDeps } from '.
 import { trimPartition } from './jetstream-retention.js';
 import { TopicRegistry } from './jetstream-topics.js';
 import {
+  type AppendFn,
   KEEP_EVERYTHING,
   type AppendListener,
-  type AppendRecord,
   type RecordToStore,
   type ReadLimits,
   type RetentionRemoval,
@@ -281,23 +281,17 @@ export class JetStreamTopicLog implements TopicLog {
     return out;
   }
 
-  append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
-  append(
-    topic: TopicInfo,
-    records: readonly RecordToStore[],
-    partitions: readonly number[],
-  ): Promise<number[]>;
-  async append(
+  readonly append: AppendFn = async (
     topic: TopicInfo,
     records: readonly RecordToStore[],
     partitions?: readonly number[],
-  ): Promise<number[]> {
+  ): Promise<number[]> => {
     // The records are encoded and queued now, and this function never suspends: what waits for
     // JetStream holds only the per-partition promises (and, across partitions, each record's
     // partition), so a request's record objects die young instead of being promoted to the old
     // generation while it waits.
     return finishAppend(this.startAppend(topic, records, partitionOfEach(records, partitions)));
-  }
+  };
 
   private startAppend(
     topic: TopicInfo,

@@ -22,9 +22,9 @@ import {
 import { LmdbRetention } from './lmdb-retention-store.js';
 import { partitionBatches, partitionOfEach } from './partition-batches.js';
 import {
+  type AppendFn,
   KEEP_EVERYTHING,
   type AppendListener,
-  type AppendRecord,
   type RecordToStore,
   type ReadLimits,
   type RetentionRemoval,
@@ -263,13 +263,11 @@ export class LmdbTopicLog implements TopicLog {
     return [...this.byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
-  append(
+  readonly append: AppendFn = (
     topic: TopicInfo,
     records: readonly RecordToStore[],
-    partitions: readonly number[],
-  ): Promise<number[]>;
-  append(topic: TopicInfo, records: readonly RecordToStore[], given?: readonly number[]): Promise<number[]> {
+    given?: readonly number[],
+  ): Promise<number[]> => {
     // Encoded and put now; what waits for the commit holds no record (they die young instead of
     // being promoted to the old generation while LMDB works).
     let started: StartedAppend;
@@ -280,7 +278,7 @@ export class LmdbTopicLog implements TopicLog {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     return this.settle(topic, started);
-  }
+  };
 
   private startAppend(
     topic: TopicInfo,

@@ -78,6 +78,16 @@ export interface ReadLimits {
 
 export type AppendListener = (topic: TopicInfo, partition: number, end: number) => void;
 
+/**
+ * TopicLog.append, in its two forms: each record to its own `partition`, or record i to
+ * `partitions[i]`. One type, so that the log and its decorators declare the forms once (each
+ * implements it with one function taking `partitions` as optional).
+ */
+export interface AppendFn {
+  (topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
+  (topic: TopicInfo, records: readonly RecordToStore[], partitions: readonly number[]): Promise<number[]>;
+}
+
 export interface TopicLog {
   /** Throws StreamsError 40002 when the topic exists. Resolves once the topic is durable. */
   createTopic(name: string, partitions: number, configs?: TopicConfigs): Promise<TopicInfo>;
@@ -106,12 +116,7 @@ export interface TopicLog {
    * produce routes pass their parsed records as they are, without a copy per record to add the
    * partition); without it, to its own `partition`.
    */
-  append(topic: TopicInfo, records: readonly AppendRecord[]): Promise<number[]>;
-  append(
-    topic: TopicInfo,
-    records: readonly RecordToStore[],
-    partitions: readonly number[],
-  ): Promise<number[]>;
+  readonly append: AppendFn;
   /**
    * Durable records from `offset` (inclusive) up to the end, bounded by the limits. An offset
    * below the partition's beginning (removed by retention) throws StreamsError 416 / 41601.

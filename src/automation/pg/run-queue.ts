@@ -12,7 +12,7 @@
 
 import { EventEmitter } from 'node:events';
 import type { Notification } from 'pg';
-import { QueueFullError, type CreateOptions, type QueueCancel, type RunEnd, type RunQueue } from '../runs/queue.js';
+import { QueueFullError, type CreateOptions, type QueueCancel, type RunEnd } from '../runs/queue.js';
 import type { RunDetail, RunEvent, RunRecord } from '../runs/types.js';
 import { TERMINAL, type RunStatus } from '../runs/statuses.js';
 import { PgListener } from './listener.js';
@@ -23,13 +23,8 @@ import { DEFAULT_CHUNK_BYTES } from './blob-store.js';
 import { claimAndRead, claimExpired, claimQueued, type ClaimedRun, type Claimer } from './queue/claim.js';
 import { Leases } from './queue/leases.js';
 import * as sql from './queue/sql.js';
-import {
-  COLUMN_NAMES,
-  eventsParam,
-  recordValues,
-  sharedBlobs,
-  type EventsParam,
-} from './stores/run-columns.js';
+import { eventsParam, recordValues, sharedBlobs } from './stores/run-columns.js';
+import { batchArrays, createParams, newRun, type NewCreate, type OwnedEnd } from './queue/batch-params.js';
 
 export type { ClaimedRun } from './queue/claim.js';
 
@@ -663,81 +658,6 @@ export async function createQueuedIn(
   );
 }
 
-/** A new run serialised as createQueuedBatchSql takes it. */
-function newRun(record: RunRecord, detail: RunDetail, events: RunEvent[]): NewRun {
-  return {
-    values: recordValues(record),
-    detail: JSON.stringify(detail),
-    events: eventsParam(events),
-    holds: sharedBlobs(record),
-  };
-}
-
-/** The parameters of createQueuedBatchSql for `runs`: one array per column. */
-function createParams(runs: readonly NewRun[]): unknown[] {
-  const { columns, ev, holds } = batchArrays(runs);
-  return [...columns, runs.map((r) => r.detail), ...ev, ...holds];
-}
-
-/**
- * What the batch statements (createQueuedBatchSql, completeBatchSql) take of every run, one array
- * per record column, the (run id, seq, event) arrays of their events and the (run id, blob)
- * arrays of their blob holds.
- */
-function batchArrays(runs: readonly NewRun[]): {
-  columns: unknown[][];
-  ev: [string[], number[], string[]];
-  holds: [string[], string[]];
-} {
-  const columns: unknown[][] = COLUMN_NAMES.map(() => []);
-  const ev: [string[], number[], string[]] = [[], [], []];
-  const holds: [string[], string[]] = [[], []];
-  for (const r of runs) {
-    const id = r.values[0] as string;
-    r.values.forEach((v, c) => columns[c]!.push(v));
-    addEvents(ev, id, r.events);
-    for (const sha of r.holds) {
-      holds[0].push(id);
-      holds[1].push(sha);
-    }
-  }
-  return { columns, ev, holds };
-}
-
-/** A new run as its statement takes it (createQueued). */
-interface NewRun {
-  values: unknown[];
-  detail: string;
-  events: EventsParam;
-  holds: string[];
-}
-
-/**
- * A new run as createMany takes it: claimed by this node or queued; durable: a synchronous
- * commit; bound: CreateOptions.maxQueued.
- */
-interface NewCreate extends NewRun {
-  claimed: boolean;
-  durable: boolean;
-  bound: number | undefined;
-}
-
-/** The end of an owned run as its statement takes it (completeWith). */
-interface OwnedEnd extends NewRun {
-  attempt: number;
-  payload: string;
-  blobs: { sha256: string; content: Buffer }[];
-}
-
-/** Appends a run's events to the (run id, seq, event) arrays of a batch. */
-function addEvents(to: [string[], number[], string[]], runId: string, [seqs, json]: EventsParam): void {
-  seqs.forEach((seq, i) => {
-    to[0].push(runId);
-    to[1].push(seq);
-    to[2].push(json[i]!);
-  });
-}
-
 /** Runs a statement, turning connection failures into database_unavailable. */
 async function run<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -745,33 +665,4 @@ async function run<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     throw mapDatabaseError(err);
   }
-}
-
-/**
- * The run service's view of the queue (the RunQueue port, src/automation/runs/queue.ts). Runs
- * a stopped process held come back through their expired leases, and runs stored but never
- * queued are queued at each (re)connection (backend.ts), so recovery has nothing to do here.
- */
-export function queuePort(queue: PgRunQueue): RunQueue {
-  return {
-    nodeId: queue.nodeId,
-    queuedCount: (bound) => queue.queuedCount(bound),
-    claim: (limit) => queue.claim(limit),
-    createQueued: (run, detail, events, options) => queue.createQueued(run, detail, events, options),
-    createClaimed: (run, detail, events, options) => queue.createClaimed(run, detail, events, options),
-    completeWith: (runId, status, end) => queue.completeWith(runId, status, end),
-    release: (runId) => queue.release(runId),
-    forget: (runId) => queue.forget(runId),
-    cancel: (runId) => queue.cancel(runId),
-    // The done notification names the run and its status only: the record is this node's end
-    // of it when it wrote that end, else the waiter reads it.
-    waitForDone: (runId) => queue.waitForDone(runId).then(() => queue.endWrittenHere(runId)),
-    recover: () => Promise.resolve({ requeued: 0, interrupted: [] }),
-    // A start is stored (committed) before createQueued/createClaimed resolve; one answered at its
-    // end only may not be durable yet.
-    committed: (runId) => queue.committed(runId),
-    onWake: (listener) => void queue.on('wake', listener),
-    onCancel: (listener) => void queue.on('cancel', (e) => listener(e.runId)),
-    onLost: (listener) => void queue.on('lost', (e) => listener(e.runId)),
-  };
 }

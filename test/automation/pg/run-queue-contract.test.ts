@@ -5,7 +5,8 @@
 import { after, before } from 'node:test';
 import { migrate } from '../../../src/automation/pg/migrations.js';
 import { PgDatabase } from '../../../src/automation/pg/pool.js';
-import { PgRunQueue, queuePort } from '../../../src/automation/pg/run-queue.js';
+import { PgRunQueue } from '../../../src/automation/pg/run-queue.js';
+import { queuePort } from '../../../src/automation/pg/queue/port.js';
 import { PgRunStore } from '../../../src/automation/pg/stores/runs.js';
 import { runQueueContract } from '../contracts/run-queue.contract.js';
 import { postgresSkip, startPostgres, type PostgresServer } from '../../helpers/postgres.js';

@@ -11,12 +11,8 @@ import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { migrate } from '../../../src/automation/pg/migrations.js';
 import { DatabaseUnavailableError, PgDatabase } from '../../../src/automation/pg/pool.js';
-import {
-  PgRunQueue,
-  queuePort,
-  type ClaimedRun,
-  type RunQueueOptions,
-} from '../../../src/automation/pg/run-queue.js';
+import { PgRunQueue, type ClaimedRun, type RunQueueOptions } from '../../../src/automation/pg/run-queue.js';
+import { queuePort } from '../../../src/automation/pg/queue/port.js';
 import { PgRunStore } from '../../../src/automation/pg/stores/runs.js';
 import type { RunEnd } from '../../../src/automation/runs/queue.js';
 import { emptyDetail, type RunEvent, type RunRecord } from '../../../src/automation/runs/types.js';

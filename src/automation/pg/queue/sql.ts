@@ -60,10 +60,10 @@ export const createQueuedBatchSql = (asyncCommit: boolean) => `WITH r AS (
       SELECT count(*) AS n FROM (
         SELECT 1 FROM runs WHERE queue_state = 'queued' AND $${n + 11}::integer IS NOT NULL
         LIMIT $${n + 11}::integer) AS waiting) AS queued_now${
-      asyncCommit
-        ? "\n    CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit"
-        : ''
-    }
+          asyncCommit
+            ? "\n    CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit"
+            : ''
+        }
     WHERE NOT x.bounded OR $${n + 11}::integer IS NULL OR queued_now.n + x.bounded_rank <= $${n + 11}::integer
     RETURNING id, queue_state),
   d AS (

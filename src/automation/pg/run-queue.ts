@@ -14,13 +14,13 @@ import { EventEmitter } from 'node:events';
 import type { Notification } from 'pg';
 import { QueueFullError, type CreateOptions, type QueueCancel, type RunEnd } from '../runs/queue.js';
 import type { RunDetail, RunEvent, RunRecord } from '../runs/types.js';
-import { TERMINAL, type RunStatus } from '../runs/statuses.js';
 import { PgListener } from './listener.js';
 import { REGISTRY_CHANNEL } from './registry-cache.js';
 import { DatabaseUnavailableError, mapDatabaseError, type PgDatabase, type Queryable } from './pool.js';
 import { Batcher } from './batcher.js';
 import { DEFAULT_CHUNK_BYTES } from './blob-store.js';
 import { claimAndRead, claimExpired, claimQueued, type ClaimedRun, type Claimer } from './queue/claim.js';
+import { DoneWaiters, type DoneEvent } from './queue/done-waiters.js';
 import { Leases } from './queue/leases.js';
 import * as sql from './queue/sql.js';
 import { eventsParam, recordValues, sharedBlobs } from './stores/run-columns.js';
@@ -36,9 +36,6 @@ export const END_BLOB_BYTES = DEFAULT_CHUNK_BYTES;
 
 /** Claim rounds of one claim() with concurrency limits (see claim). */
 const MAX_CLAIM_ROUNDS = 8;
-
-/** Runs stored here whose done notification is remembered for a later waiter (see `heard`). */
-const MAX_HEARD = 10_000;
 
 export interface RunQueueOptions {
   /** This node's name in the `node` column (AUTOMATION_NODE_ID); unique per running process. */
@@ -60,10 +57,7 @@ export interface RunQueueOptions {
 
 export type CancelOutcome = QueueCancel;
 
-export interface DoneEvent {
-  runId: string;
-  status: string;
-}
+export type { DoneEvent } from './queue/done-waiters.js';
 
 export interface RunQueueEvents {
   /** Runs may be claimable: queued, a slot freed, a lease expired, or the listener reconnected. */
@@ -86,30 +80,16 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   readonly nodeId: string;
   private readonly leases: Leases;
   private readonly claimer: Claimer;
-  private readonly waiters = new Map<string, Set<(e: DoneEvent) => void>>();
+  private readonly done: DoneWaiters;
   private listener: PgListener | undefined;
   /** Statements of one kind handed over while one is in flight go together (queue/batcher.ts). */
   private readonly creates = new Batcher<NewCreate, boolean>((runs) => this.createMany(runs));
-  /**
-   * Ends this node handed over (the newest MAX_HEARD): the run's final record once its end is
-   * committed here, undefined when it was not written. A waiter that hears the done notification
-   * (which may come before the end statement's answer) takes the record from here, not a read.
-   */
-  private readonly endsHere = new Map<string, Promise<RunRecord | undefined>>();
   private readonly ends = new Batcher<OwnedEnd, boolean>((ends) => this.completeMany(ends));
-  private readonly doneChecks = new Batcher<string, undefined>((ids) => this.checkDoneMany(ids));
   private readonly counts = new Batcher<number, number>((bounds) => this.countQueued(bounds));
   private wakePending = false;
   private closed = false;
   /** The listening connection listens: no notification is being missed. */
   private listening = false;
-  /**
-   * Runs this node stored while it listened, the listening connection unbroken since: their
-   * done notification cannot have been missed, so a waiter needs no read of the row. The value
-   * is the run's done event once heard (kept for a waiter that comes after it). Only the newest
-   * MAX_HEARD are kept; a waiter for any other run reads the row as before.
-   */
-  private readonly heard = new Map<string, DoneEvent | undefined>();
 
   constructor(
     private readonly db: PgDatabase,
@@ -117,6 +97,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
   ) {
     super();
     this.nodeId = options.nodeId;
+    this.done = new DoneWaiters(db);
     this.leases = new Leases(
       db,
       {
@@ -162,7 +143,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       },
       onDisconnected: (err) => {
         this.listening = false;
-        this.heard.clear();
+        this.done.disconnected();
         this.emit('disconnected', err);
       },
       reconnectDelayMs: (failures) => Math.min(max, 50 * 2 ** failures),
@@ -346,19 +327,16 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * statement is sent, so that its done notification, which comes after the commit, is kept.
    */
   private async created(runId: string, run: NewCreate): Promise<void> {
-    if (this.listening) {
-      this.heard.set(runId, undefined);
-      if (this.heard.size > MAX_HEARD) this.heard.delete(this.heard.keys().next().value!);
-    }
+    if (this.listening) this.done.storing(runId);
     let stored: boolean;
     try {
       stored = await this.creates.submit(run);
     } catch (err) {
-      this.heard.delete(runId);
+      this.done.notStored(runId);
       throw err;
     }
     if (!stored) {
-      this.heard.delete(runId);
+      this.done.notStored(runId);
       throw new QueueFullError(run.bound ?? 0);
     }
   }
@@ -410,9 +388,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
       (ok) => (ok ? end.record : undefined),
       () => undefined,
     );
-    this.endsHere.delete(runId);
-    this.endsHere.set(runId, record);
-    if (this.endsHere.size > MAX_HEARD) this.endsHere.delete(this.endsHere.keys().next().value!);
+    this.done.endHandedOver(runId, record);
     const done = await submitted;
     this.leases.drop(runId);
     return done;
@@ -522,28 +498,8 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * Resolves once the run is done, whichever node ran it: from its done notification, or from
    * its row when it was done already (or finished while this node's listener was reconnecting).
    */
-  async waitForDone(runId: string): Promise<DoneEvent> {
-    let resolve!: (e: DoneEvent) => void;
-    const done = new Promise<DoneEvent>((r) => (resolve = r));
-    let set = this.waiters.get(runId);
-    if (!set) this.waiters.set(runId, (set = new Set()));
-    set.add(resolve);
-    if (this.heard.has(runId)) {
-      // Stored here while listening: its done notification was heard or is still to come (a
-      // broken connection clears `heard`, and the reconnect reads the rows of every waiter's run).
-      const event = this.heard.get(runId);
-      this.heard.delete(runId);
-      if (event) this.resolveWaiters(event);
-      return done;
-    }
-    try {
-      await this.checkDone([runId]);
-    } catch (err) {
-      set.delete(resolve);
-      if (set.size === 0) this.waiters.delete(runId);
-      throw err;
-    }
-    return done;
+  waitForDone(runId: string): Promise<DoneEvent> {
+    return this.done.waitForDone(runId);
   }
 
   /**
@@ -551,10 +507,7 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * done notification came first), taken once; undefined for any other run.
    */
   async endWrittenHere(runId: string): Promise<RunRecord | undefined> {
-    const record = this.endsHere.get(runId);
-    if (!record) return undefined;
-    this.endsHere.delete(runId);
-    return record;
+    return this.done.endWrittenHere(runId);
   }
 
   /** Runs this node owns now. */
@@ -569,30 +522,6 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     const listener = this.listener;
     this.listener = undefined;
     await listener?.close();
-  }
-
-  private async checkDone(ids: string[]): Promise<void> {
-    await Promise.all(ids.map((id) => this.doneChecks.submit(id)));
-  }
-
-  /** Runs asked about together, read in one statement; their waiters hear those that are done. */
-  private async checkDoneMany(ids: string[]): Promise<undefined[]> {
-    const { rows } = await run(() =>
-      this.db.query<{ id: string; status: string }>(sql.DONE_AMONG, [[...new Set(ids)]]),
-    );
-    // A run taken off the queue (queue_state done) whose status column is not an end yet (a
-    // cancelled queued run, before its record is written) is not answered from the row: its
-    // waiters hear the done notification, which carries the end status.
-    for (const r of rows)
-      if (TERMINAL.has(r.status as RunStatus)) this.resolveWaiters({ runId: r.id, status: r.status });
-    return ids.map(() => undefined);
-  }
-
-  private resolveWaiters(event: DoneEvent): void {
-    const set = this.waiters.get(event.runId);
-    if (!set) return;
-    this.waiters.delete(event.runId);
-    for (const resolve of set) resolve(event);
   }
 
   private wake(): void {
@@ -618,16 +547,14 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
     if (msg.channel === sql.CANCEL && payload.n === this.nodeId) this.leases.signalCancel(payload.r);
     else if (msg.channel === sql.DONE) {
       const event = { runId: payload.r, status: typeof payload.s === 'string' ? payload.s : 'unknown' };
-      if (this.heard.has(event.runId)) this.heard.set(event.runId, event);
-      this.resolveWaiters(event);
+      this.done.heardDone(event);
       this.emit('done', event);
     }
   }
 
   private async catchUp(): Promise<void> {
     try {
-      const waiting = [...this.waiters.keys()];
-      if (waiting.length > 0) await this.checkDone(waiting);
+      await this.done.catchUp();
       if (this.leases.size > 0) await this.renew();
     } catch {
       // The next renewal or reconnect tries again.

@@ -4,6 +4,7 @@
 // step; a node claims runs while its pool has room, holds each under a lease (fenced by its
 // attempt), and ends it with a write that succeeds only while the run is still its own.
 
+import { CodedError } from '../../core/errors.js';
 import type { RunDetail, RunEvent, RunRecord } from './types.js';
 
 export interface QueueClaim {
@@ -86,10 +87,9 @@ export interface CreateOptions {
 }
 
 /** A start refused by CreateOptions.maxQueued: `queued` runs (at least) wait in the queue. */
-export class QueueFullError extends Error {
-  readonly code = 'queue_full';
+export class QueueFullError extends CodedError {
   constructor(readonly queued: number) {
-    super(`${queued} runs are queued`);
+    super('queue_full', `${queued} runs are queued`);
   }
 }
 

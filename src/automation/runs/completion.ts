@@ -66,6 +66,8 @@ export class Completion {
     active.beforeEnd = active.record;
     active.record = next;
     const end = this.recorder.endEvent(active, next);
+    // Progress of the run that its store has not sent yet goes in the end's own statement.
+    const unwritten = this.e.store.takeUnwritten(next.id);
     let writesAwaited = false;
     let stillMine = true;
     try {
@@ -81,7 +83,7 @@ export class Completion {
           return this.e.queue.completeWith(next.id, status, {
             record: next,
             detail: active.detail,
-            events: [end],
+            events: [...unwritten, end],
             ...(blobs.length > 0 ? { blobs } : {}),
           });
         },

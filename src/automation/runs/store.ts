@@ -28,6 +28,13 @@ export interface RunStore {
   update(previous: RunRecord, next: RunRecord, detail?: RunDetail): Promise<void>;
   appendEvent(runId: string, event: RunEvent): Promise<void>;
   /**
+   * The run's events handed over (appendEvent) and not yet sent, taken out for the caller to
+   * write with the run's end (RunQueue.completeWith); the writes of the run not yet sent go with
+   * them (the end's record and detail replace theirs) and their promises resolve now. Empty for a
+   * store that sends every write at once (LMDB: its writes commit in order, so the end joins them).
+   */
+  takeUnwritten(runId: string): RunEvent[];
+  /**
    * True when writes commit in the order they were issued (one writer working through one
    * queue, as lmdb-js does): a write issued later never lands before an earlier one, so the end
    * of a run need not wait for the run's earlier writes to commit first (completion.ts).
@@ -281,6 +288,10 @@ export class LmdbRunStore implements RunStore {
       if (!before.some((b) => sameKey(b, k))) void this.db.runIndex.put(k, next.sampleRank);
     void this.db.runs.put(next.id, next);
     if (detail) void this.db.runDetails.put(next.id, detail);
+  }
+
+  takeUnwritten(): RunEvent[] {
+    return [];
   }
 
   async appendEvent(runId: string, event: RunEvent): Promise<void> {

@@ -12,6 +12,8 @@ import { PgDatabase, type Queryable } from '../../../src/automation/pg/pool.js';
 import { PgRunQueue } from '../../../src/automation/pg/run-queue.js';
 import { FLUSH_RUN } from '../../../src/automation/pg/queue/sql.js';
 import { PgRunStore } from '../../../src/automation/pg/stores/runs.js';
+import { RunWriteQueue } from '../../../src/automation/pg/stores/run-writes.js';
+import { eventsParam } from '../../../src/automation/pg/stores/run-columns.js';
 import type { RunEnd } from '../../../src/automation/runs/queue.js';
 import { emptyDetail, type RunEvent, type RunRecord } from '../../../src/automation/runs/types.js';
 import { contractRun } from '../contracts/run-store.contract.js';
@@ -203,8 +205,92 @@ describe('PostgreSQL asynchronous commits', { skip: postgresSkip }, () => {
     await store.appendEvent(other.run.id, event(2));
     assert.deepEqual(sent.map(asyncCommit), [false], 'a queued run, not running here');
     sent.length = 0;
+    // A run running here: held for PROGRESS_HOLD_MS (see the next case), then sent on its own.
     await Promise.all([store.appendEvent(mine.run.id, event(3)), store.appendEvent(other.run.id, event(3))]);
-    assert.deepEqual(sent.map(asyncCommit), [false], 'a batch with a run not running here');
+    assert.deepEqual(sent.map(asyncCommit), [false, true], 'the run not running here first, at once');
     assert.equal((await store.events(mine.run.id)).length, 3);
+  });
+
+  it('a batch with a run not running here commits synchronously', async () => {
+    const [a] = await nodes(['node-a']);
+    const sent: string[] = [];
+    const recording: Queryable = {
+      query: (text, values) => {
+        sent.push(text);
+        return a!.db.query(text, values);
+      },
+    };
+    const mine = await queued(a!);
+    const other = await queued(a!);
+    const [claim] = await a!.queue.claim(1);
+    assert.equal(claim?.runId, mine.run.id);
+    const writes = new RunWriteQueue(recording, (id) => a!.queue.runsHere(id));
+    const event = (id: string, seq: number) => ({
+      runId: id,
+      events: eventsParam([{ seq, type: 'run.step', timestamp: new Date().toISOString() }]),
+    });
+    // Handed to the batcher in one turn: the held write of the run running here and the other.
+    const held = writes.write(event(mine.run.id, 2));
+    const atOnce = writes.write(event(other.run.id, 2));
+    writes.flushHeld();
+    await Promise.all([held, atOnce]);
+    assert.equal(sent.length, 1, 'one statement');
+    assert.ok(!sent[0]!.includes("set_config('synchronous_commit', 'off', true)"), 'synchronous');
+  });
+
+  it('holds progress of a run running here for its end, which takes it; sends it when the run goes on', async () => {
+    const [a] = await nodes(['node-a']);
+    const sent: string[] = [];
+    const recording: Queryable = {
+      query: (text, values) => {
+        sent.push(text);
+        return a!.db.query(text, values);
+      },
+    };
+    const store = new PgRunStore(recording as unknown as PgDatabase, {
+      runningHere: (id) => a!.queue.runsHere(id),
+    });
+    const short = await queued(a!);
+    const long = await queued(a!);
+    const claims = await a!.queue.claim(2);
+    assert.equal(claims.length, 2);
+    const event = (seq: number): RunEvent => ({
+      seq,
+      type: 'step.completed',
+      timestamp: new Date().toISOString(),
+    });
+
+    // The short run ends within the hold: its end takes its progress, and no statement is sent.
+    const written = store.appendEvent(short.run.id, event(2));
+    const taken = store.takeUnwritten(short.run.id);
+    assert.deepEqual(
+      taken.map((e) => e.seq),
+      [2],
+    );
+    await written;
+    assert.deepEqual(store.takeUnwritten(short.run.id), [], 'taken once');
+    const end = endOf(short.run, 3);
+    assert.equal(
+      await a!.queue.completeWith(short.run.id, 'completed', { ...end, events: [...taken, ...end.events] }),
+      true,
+    );
+    assert.deepEqual(sent, [], 'no progress statement for the short run');
+    assert.deepEqual(
+      (
+        await a!.db.query<{ seq: number }>('SELECT seq FROM run_events WHERE run_id = $1 ORDER BY seq', [
+          short.run.id,
+        ])
+      ).rows.map((r) => r.seq),
+      [1, 2, 3],
+      'its progress written by its end',
+    );
+
+    // The long run goes on past the hold: its progress is sent then.
+    await store.appendEvent(long.run.id, event(2));
+    assert.equal(sent.length, 1);
+    assert.deepEqual(
+      (await store.events(long.run.id)).map((e) => e.seq),
+      [1, 2],
+    );
   });
 });

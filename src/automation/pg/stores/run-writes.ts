@@ -20,7 +20,15 @@
 // that had not ended, and nobody was answered about it (docs/automation.md, the crash table).
 // Any other write (a run not running here: a cancelled queued run's end, a retry link, an event
 // after the end) commits synchronously.
+//
+// Writes of a run running here are held for PROGRESS_HOLD_MS before they are handed to the
+// batcher. A run that ends within it has them taken out by its end (`take`) and written in the
+// end's own statement: a short run costs no progress statement at all, and its end does not wait
+// for one. Held writes of runs still running then go together. A held write of a run no longer
+// running here when the hold runs out (its lease was lost) is dropped: the node that holds the run
+// now writes its record, and runs it again from the start.
 
+import type { RunEvent } from '../../runs/types.js';
 import { Batcher } from '../batcher.js';
 import type { Queryable } from '../pool.js';
 import { COLUMN_NAMES, COLUMN_TYPES, runHolder, type EventsParam } from './run-columns.js';
@@ -95,11 +103,31 @@ function batchParams(batch: Write[]): unknown[] {
   return [...columns, [...details.keys()], [...details.values()], eventRuns, seqs, json, holders, held];
 }
 
+/**
+ * How long writes of a run running here are held before they are sent (see above). Other nodes
+ * see a running run's progress (its status, events) this much later at most.
+ */
+export const PROGRESS_HOLD_MS = 100;
+
+/** A held write: its events as given, for an end that takes them. */
+interface Held {
+  write: Write;
+  events: RunEvent[];
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 export class RunWriteQueue {
   private readonly batcher: Batcher<Write, undefined>;
+  /** Held writes by run, in the order they were handed over. */
+  private readonly held = new Map<string, Held[]>();
+  private holdTimer: NodeJS.Timeout | undefined;
 
   /** `runningHere(runId)`: whether this node runs the run now (its writes acknowledge nothing). */
-  constructor(db: Queryable, runningHere: (runId: string) => boolean = () => false) {
+  constructor(
+    db: Queryable,
+    private readonly runningHere: (runId: string) => boolean = () => false,
+  ) {
     this.batcher = new Batcher<Write, undefined>(async (batch) => {
       const unacknowledged = batch.every((w) => runningHere(w.runId));
       await db.query(unacknowledged ? BATCH_ASYNC : BATCH, batchParams(batch));
@@ -107,8 +135,42 @@ export class RunWriteQueue {
     });
   }
 
-  /** Resolves once the write is committed (with the others of its batch). */
-  async write(w: Write): Promise<void> {
-    await this.batcher.submit(w);
+  /**
+   * Resolves once the write is committed (with the others of its batch), or, for a run running
+   * here, once it is taken by the run's end (`take`) or dropped with the run (see above).
+   * `events`: the events the write holds, as given (what `take` hands back).
+   */
+  write(w: Write, events: RunEvent[] = []): Promise<void> {
+    if (!this.runningHere(w.runId)) return this.batcher.submit(w);
+    return new Promise<void>((resolve, reject) => {
+      let list = this.held.get(w.runId);
+      if (!list) this.held.set(w.runId, (list = []));
+      list.push({ write: w, events, resolve, reject });
+      this.holdTimer ??= setTimeout(() => this.flushHeld(), PROGRESS_HOLD_MS);
+    });
+  }
+
+  /**
+   * The run's held writes, taken out for its end to write: their events, in the order handed
+   * over (their record and detail updates are the end's to replace). Their promises resolve now.
+   */
+  take(runId: string): RunEvent[] {
+    const list = this.held.get(runId);
+    if (!list) return [];
+    this.held.delete(runId);
+    for (const h of list) h.resolve();
+    return list.flatMap((h) => h.events);
+  }
+
+  /** Sends every held write (the hold ran out). */
+  flushHeld(): void {
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    const all = [...this.held.values()].flat();
+    this.held.clear();
+    for (const h of all) {
+      if (!this.runningHere(h.write.runId)) h.resolve();
+      else this.batcher.submit(h.write).then(h.resolve, h.reject);
+    }
   }
 }

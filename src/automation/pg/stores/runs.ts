@@ -280,7 +280,11 @@ export class PgRunStore implements RunStore {
   }
 
   appendEvent(runId: string, event: RunEvent): Promise<void> {
-    return this.writes.write({ runId, events: eventsParam([event]) });
+    return this.writes.write({ runId, events: eventsParam([event]) }, [event]);
+  }
+
+  takeUnwritten(runId: string): RunEvent[] {
+    return this.writes.take(runId);
   }
 
   async events(runId: string): Promise<RunEvent[]> {

@@ -52,6 +52,20 @@ describe('PostgreSQL asynchronous commits', { skip: postgresSkip }, () => {
     return made;
   }
 
+  /** The node's statements as sent (`sent`), through `recording`; the database otherwise as it is. */
+  function recorded(db: PgDatabase): { sent: string[]; recording: Queryable } {
+    const sent: string[] = [];
+    return {
+      sent,
+      recording: {
+        query: (text, values) => {
+          sent.push(text);
+          return db.query(text, values);
+        },
+      },
+    };
+  }
+
   let n = 0;
   async function queued(node: Node): Promise<{ run: RunRecord; created: RunEvent[] }> {
     const run = contractRun('t1', ++n, {
@@ -182,13 +196,7 @@ describe('PostgreSQL asynchronous commits', { skip: postgresSkip }, () => {
 
   it('progress goes asynchronously only in a batch made of runs this node runs', async () => {
     const [a] = await nodes(['node-a']);
-    const sent: string[] = [];
-    const recording: Queryable = {
-      query: (text, values) => {
-        sent.push(text);
-        return a!.db.query(text, values);
-      },
-    };
+    const { sent, recording } = recorded(a!.db);
     const store = new PgRunStore(recording as unknown as PgDatabase, {
       runningHere: (id) => a!.queue.runsHere(id),
     });
@@ -213,13 +221,7 @@ describe('PostgreSQL asynchronous commits', { skip: postgresSkip }, () => {
 
   it('a batch with a run not running here commits synchronously', async () => {
     const [a] = await nodes(['node-a']);
-    const sent: string[] = [];
-    const recording: Queryable = {
-      query: (text, values) => {
-        sent.push(text);
-        return a!.db.query(text, values);
-      },
-    };
+    const { sent, recording } = recorded(a!.db);
     const mine = await queued(a!);
     const other = await queued(a!);
     const [claim] = await a!.queue.claim(1);
@@ -240,13 +242,7 @@ describe('PostgreSQL asynchronous commits', { skip: postgresSkip }, () => {
 
   it('holds progress of a run running here for its end, which takes it; sends it when the run goes on', async () => {
     const [a] = await nodes(['node-a']);
-    const sent: string[] = [];
-    const recording: Queryable = {
-      query: (text, values) => {
-        sent.push(text);
-        return a!.db.query(text, values);
-      },
-    };
+    const { sent, recording } = recorded(a!.db);
     const store = new PgRunStore(recording as unknown as PgDatabase, {
       runningHere: (id) => a!.queue.runsHere(id),
     });

@@ -113,8 +113,8 @@ export const PROGRESS_HOLD_MS = 100;
 interface Held {
   write: Write;
   events: RunEvent[];
-  resolve(): void;
-  reject(err: unknown): void;
+  resolve: () => void;
+  reject: (err: unknown) => void;
 }
 
 export class RunWriteQueue {

@@ -420,6 +420,9 @@ export function runStoreContract(label: string, make: () => Promise<RunStoreUnde
       );
       assert.deepEqual(events[4], { ...event(11, 'run.completed'), status: 'completed', metadata: { a: 1 } });
       assert.equal(await s.store.lastEventSeq(run.id), 11);
+      // Every write above resolved, so it was sent: nothing is left for an end to take.
+      assert.deepEqual(s.store.takeUnwritten(run.id), []);
+      assert.deepEqual(s.store.takeUnwritten('exec_unknown'), []);
       assert.deepEqual(await s.store.events('exec_unknown'), []);
       assert.equal(await s.store.lastEventSeq('exec_unknown'), 0);
       // A run's events are its own: another run's are not mixed in.

@@ -7,7 +7,7 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { migrate } from '../../src/automation/pg/migrations.js';
 import { PgDatabase, type Queryable } from '../../src/automation/pg/pool.js';
-import { eventsParam, recordValues } from '../../src/automation/pg/stores/run-columns.js';
+import { recordValues } from '../../src/automation/pg/stores/run-columns.js';
 import { RunWriteQueue } from '../../src/automation/pg/stores/run-writes.js';
 import type { AutomationStores } from '../../src/automation/stores.js';
 import { openPgStores } from '../../src/automation/pg/stores/index.js';
@@ -157,7 +157,7 @@ describe('PostgreSQL stores', { skip: postgresSkip }, () => {
         },
       };
       const writes = new RunWriteQueue(counting);
-      const ev = (seq: number) => eventsParam([{ seq, type: 'e', timestamp: new Date(0).toISOString() }]);
+      const ev = (seq: number) => [{ seq, type: 'e', timestamp: new Date(0).toISOString() }];
       const record = { ...run, status: 'running' as const };
       await Promise.all([
         writes.write({ runId: run.id, record: recordValues(record) }),

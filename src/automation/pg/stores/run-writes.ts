@@ -31,14 +31,15 @@
 import type { RunEvent } from '../../runs/types.js';
 import { Batcher } from '../batcher.js';
 import type { Queryable } from '../pool.js';
-import { COLUMN_NAMES, COLUMN_TYPES, runHolder, type EventsParam } from './run-columns.js';
+import { COLUMN_NAMES, COLUMN_TYPES, eventsParam, runHolder } from './run-columns.js';
 
 interface Write {
   runId: string;
   /** A record update: the record's column values (recordValues) and its detail as json, if given. */
   record?: unknown[];
   detail?: string;
-  events?: EventsParam;
+  /** Serialised when the write is sent: an event a run's end takes is serialised once, by the end. */
+  events?: RunEvent[];
   /** Blobs the run holds from now on (its output files in the blob store). */
   holds?: string[];
 }
@@ -76,7 +77,7 @@ function batchParams(batch: Write[]): unknown[] {
     if (w.events) {
       let mine = events.get(w.runId);
       if (!mine) events.set(w.runId, (mine = new Map()));
-      const [seqs, json] = w.events;
+      const [seqs, json] = eventsParam(w.events);
       seqs.forEach((seq, i) => mine.set(seq, json[i]!));
     }
   }
@@ -109,10 +110,9 @@ function batchParams(batch: Write[]): unknown[] {
  */
 export const PROGRESS_HOLD_MS = 100;
 
-/** A held write: its events as given, for an end that takes them. */
+/** A held write, settled when it is sent, taken by its run's end, or dropped. */
 interface Held {
   write: Write;
-  events: RunEvent[];
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -138,14 +138,13 @@ export class RunWriteQueue {
   /**
    * Resolves once the write is committed (with the others of its batch), or, for a run running
    * here, once it is taken by the run's end (`take`) or dropped with the run (see above).
-   * `events`: the events the write holds, as given (what `take` hands back).
    */
-  write(w: Write, events: RunEvent[] = []): Promise<void> {
+  write(w: Write): Promise<void> {
     if (!this.runningHere(w.runId)) return this.batcher.submit(w);
     return new Promise<void>((resolve, reject) => {
       let list = this.held.get(w.runId);
       if (!list) this.held.set(w.runId, (list = []));
-      list.push({ write: w, events, resolve, reject });
+      list.push({ write: w, resolve, reject });
       this.holdTimer ??= setTimeout(() => this.flushHeld(), PROGRESS_HOLD_MS);
     });
   }
@@ -159,7 +158,7 @@ export class RunWriteQueue {
     if (!list) return [];
     this.held.delete(runId);
     for (const h of list) h.resolve();
-    return list.flatMap((h) => h.events);
+    return list.flatMap((h) => h.write.events ?? []);
   }
 
   /** Sends every held write (the hold ran out). */

@@ -280,7 +280,7 @@ export class PgRunStore implements RunStore {
   }
 
   appendEvent(runId: string, event: RunEvent): Promise<void> {
-    return this.writes.write({ runId, events: eventsParam([event]) }, [event]);
+    return this.writes.write({ runId, events: [event] });
   }
 
   takeUnwritten(runId: string): RunEvent[] {

@@ -14,10 +14,11 @@
 // <root> is the checkout whose dist/ is measured (another checkout gives the "before").
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cpuMs } from '../../test/helpers/proc.js';
 
 const [root = '.', tool = 'cpu', n = '100', warm = '50', concurrency = '8'] = process.argv.slice(2);
 if (tool !== 'cpu' && tool !== 'callgrind') throw new Error(`tool must be cpu or callgrind, got ${tool}`);
@@ -105,19 +106,13 @@ async function runs(count: number): Promise<void> {
   await Promise.all(Array.from({ length: Number(concurrency) }, lane));
 }
 
-/** The server's user + system CPU time so far, ms (fields 14 and 15 of /proc/<pid>/stat, in ticks of 10 ms). */
-function cpuMs(): number {
-  const fields = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 let cpu = 0;
 try {
   await ready();
   await runs(Number(warm));
-  const before = cpuMs();
+  const before = cpuMs(server.pid!);
   await runs(Number(n));
-  cpu = cpuMs() - before;
+  cpu = cpuMs(server.pid!) - before;
 } finally {
   server.kill('SIGINT');
   await exited;

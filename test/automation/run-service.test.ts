@@ -15,6 +15,7 @@ import { RegistryRepository } from '../../src/automation/registry/repository.js'
 import { AutomationRegistry } from '../../src/automation/registry/service.js';
 import { LocalRunQueue } from '../../src/automation/runs/local-queue.js';
 import { RunService } from '../../src/automation/runs/service.js';
+import type { RunRecord } from '../../src/automation/runs/types.js';
 import { localOnly } from '../../src/automation/runs/sharing.js';
 import { NO_TRACING } from '../../src/core/tracing/index.js';
 import { openLmdbStores, type AutomationStores } from '../../src/automation/stores.js';
@@ -88,6 +89,14 @@ async function open(
 
 const report = (input: Record<string, unknown>) => ({ target: 'workflows.text-report', input, principal });
 
+/** The pool's one thread busy with a slow run and one run queued behind it (the bound of 1 reached). */
+async function fillQueue(e: Engine): Promise<{ slow: RunRecord; queued: RunRecord }> {
+  const slow = await e.runs.start(report({ text: 'slow', delay_ms: 60_000 }));
+  await waitUntil('the slow run to start', async () => (await e.runs.get(slow.id))?.status === 'running');
+  const queued = await e.runs.start(report({ text: 'queued' }));
+  return { slow, queued };
+}
+
 describe('RunService over the in-process queue', () => {
   it('runs a workflow end to end: events in order, output file in the run folder', async () => {
     const e = await open();
@@ -134,9 +143,7 @@ describe('RunService over the in-process queue', () => {
   it('refuses a start over the queued-runs bound without leaving its staged input files behind', async () => {
     const e = await open({ maxQueuedRuns: 1 });
     try {
-      const slow = await e.runs.start(report({ text: 'slow', delay_ms: 60_000 }));
-      await waitUntil('the slow run to start', async () => (await e.runs.get(slow.id))?.status === 'running');
-      const queued = await e.runs.start(report({ text: 'queued' }));
+      const { slow, queued } = await fillQueue(e);
       const upload = join(e.dir, 'upload.txt');
       writeFileSync(upload, 'an input file');
       const folders = () => (existsSync(join(e.dir, 'runs')) ? readdirSync(join(e.dir, 'runs')) : []);
@@ -169,9 +176,7 @@ describe('RunService over the in-process queue', () => {
   it('keeps a run queued while the pool is full, cancels it out of the queue, and cancels the running one', async () => {
     const e = await open({ maxQueuedRuns: 1 });
     try {
-      const slow = await e.runs.start(report({ text: 'slow', delay_ms: 60_000 }));
-      await waitUntil('the slow run to start', async () => (await e.runs.get(slow.id))?.status === 'running');
-      const queued = await e.runs.start(report({ text: 'queued' }));
+      const { slow, queued } = await fillQueue(e);
       assert.equal((await e.runs.get(queued.id))?.status, 'pending');
       // The bound on queued runs: one is waiting, so the next start is refused.
       await assert.rejects(e.runs.start(report({ text: 'over' })), (err: ApiError) => {

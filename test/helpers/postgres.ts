@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from './context.js';
 import { HANG_MS, waitUntil } from './wait.js';
-import { childrenOf } from './proc.js';
+import { childrenOf, processState } from './proc.js';
 
 /** The bin directory of the newest installed PostgreSQL that has initdb and pg_ctl. */
 function findBinDir(): string | undefined {
@@ -118,14 +118,9 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
+  const state = processState(pid);
+  return state !== undefined && state !== 'Z';
 }
-
 
 export async function startPostgres(): Promise<PostgresServer> {
   if (!postgresAvailable) throw new Error(postgresSkip || 'PostgreSQL unavailable');

@@ -13,6 +13,11 @@ function statFields(pid: number): string[] | undefined {
   }
 }
 
+/** The process state letter of `pid` (proc(5): R, S, D, Z …); undefined once it is gone. */
+export function processState(pid: number): string | undefined {
+  return statFields(pid)?.[0];
+}
+
 /** Pids whose parent is `pid` (a postmaster's backends and auxiliary processes, say). */
 export function childrenOf(pid: number): number[] {
   const out: number[] = [];

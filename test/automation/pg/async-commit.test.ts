@@ -13,7 +13,6 @@ import { PgRunQueue } from '../../../src/automation/pg/run-queue.js';
 import { FLUSH_RUN } from '../../../src/automation/pg/queue/sql.js';
 import { PgRunStore } from '../../../src/automation/pg/stores/runs.js';
 import { RunWriteQueue } from '../../../src/automation/pg/stores/run-writes.js';
-import { eventsParam } from '../../../src/automation/pg/stores/run-columns.js';
 import type { RunEnd } from '../../../src/automation/runs/queue.js';
 import { emptyDetail, type RunEvent, type RunRecord } from '../../../src/automation/runs/types.js';
 import { contractRun } from '../contracts/run-store.contract.js';
@@ -64,6 +63,15 @@ describe('PostgreSQL asynchronous commits', { skip: postgresSkip }, () => {
         },
       },
     };
+  }
+
+  /** A run store on the node's database whose statements are recorded; its runs running here are the node's. */
+  function recordedStore(node: Node): { sent: string[]; store: PgRunStore } {
+    const { sent, recording } = recorded(node.db);
+    const store = new PgRunStore(recording as unknown as PgDatabase, {
+      runningHere: (id) => node.queue.runsHere(id),
+    });
+    return { sent, store };
   }
 
   let n = 0;
@@ -196,10 +204,7 @@ describe('PostgreSQL asynchronous commits', { skip: postgresSkip }, () => {
 
   it('progress goes asynchronously only in a batch made of runs this node runs', async () => {
     const [a] = await nodes(['node-a']);
-    const { sent, recording } = recorded(a!.db);
-    const store = new PgRunStore(recording as unknown as PgDatabase, {
-      runningHere: (id) => a!.queue.runsHere(id),
-    });
+    const { sent, store } = recordedStore(a!);
     const mine = await queued(a!);
     const other = await queued(a!);
     const [claim] = await a!.queue.claim(1);
@@ -229,7 +234,7 @@ describe('PostgreSQL asynchronous commits', { skip: postgresSkip }, () => {
     const writes = new RunWriteQueue(recording, (id) => a!.queue.runsHere(id));
     const event = (id: string, seq: number) => ({
       runId: id,
-      events: eventsParam([{ seq, type: 'run.step', timestamp: new Date().toISOString() }]),
+      events: [{ seq, type: 'run.step', timestamp: new Date().toISOString() }],
     });
     // Handed to the batcher in one turn: the held write of the run running here and the other.
     const held = writes.write(event(mine.run.id, 2));
@@ -242,10 +247,7 @@ describe('PostgreSQL asynchronous commits', { skip: postgresSkip }, () => {
 
   it('holds progress of a run running here for its end, which takes it; sends it when the run goes on', async () => {
     const [a] = await nodes(['node-a']);
-    const { sent, recording } = recorded(a!.db);
-    const store = new PgRunStore(recording as unknown as PgDatabase, {
-      runningHere: (id) => a!.queue.runsHere(id),
-    });
+    const { sent, store } = recordedStore(a!);
     const short = await queued(a!);
     const long = await queued(a!);
     const claims = await a!.queue.claim(2);

@@ -16,6 +16,8 @@ export interface AutomationDb {
   /** Value: the run's sampleRank. */
   readonly runIndex: Database<number, (string | number)[]>;
   readonly events: Database<unknown, [string, number]>;
+  /** [run id, path in the run's record] → the bytes of an output file kept with its run. */
+  readonly runFiles: Database<Buffer, [string, string]>;
   readonly files: Database<unknown, string>;
   readonly blobRefs: Database<number, string>;
   readonly scores: Database<unknown, [string, string]>;
@@ -76,6 +78,7 @@ export function openAutomationDb(path: string): AutomationDb {
     runDetails: shared('run-details'),
     runIndex: db('run-index'),
     events: shared('run-events'),
+    runFiles: root.openDB<Buffer, [string, string]>({ name: 'run-files', encoding: 'binary' }),
     files: db('files'),
     blobRefs: db('blob-refs'),
     scores: db('scores'),

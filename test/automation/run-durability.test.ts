@@ -133,6 +133,12 @@ describe('runs after kill -9 of the automation service', () => {
       assert.equal(events.status, 200);
       const types = events.body.events as { type: string }[];
       assert.equal(types.at(-1)?.type, 'run.completed', `the last event of ${id}`);
+      // Its output file, stored with its end (small files are kept off the disk), downloads.
+      const report = await fetch(`${second.url}/runs/${id}/artifacts/output/report.md`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      assert.equal(report.status, 200, `the report of ${id}`);
+      assert.match(await report.text(), /^# Text report[\s\S]*> sync start\n$/);
     }
     // Runs cut off before their answer (a sync start's creation may commit without its end) are
     // never left unfinished: the restart's recovery runs the queued ones again and ends the ones

@@ -4,12 +4,17 @@
 // still end runs.
 
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { RunPool } from '../../src/automation/executor/pool.js';
-import type { RunTask, WorkerMessage } from '../../src/automation/executor/protocol.js';
+import {
+  KEPT_FILE_BYTES,
+  KEPT_RUN_BYTES,
+  type RunTask,
+  type WorkerMessage,
+} from '../../src/automation/executor/protocol.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-run-pool-'));
@@ -29,6 +34,21 @@ export default { steps: [{ name: 'exit', run: async () => { await wait(1); proce
   }) }] };`,
   // Never yields to the thread's event loop: only terminating the thread stops it.
   'spin.mjs': `export default { steps: [{ name: 'spin', run: () => { for (;;) {} } }] };`,
+  // Writes small and large versions of output files: kept off the disk up to KEPT_FILE_BYTES.
+  'files.mjs': `export default { steps: [{ name: 'write', run: async (ctx) => {
+    const { small, large } = ctx.input;
+    const bytes = new Uint8Array(small).fill(98);
+    await ctx.files.write('a.txt', 'x'.repeat(large));
+    await ctx.files.write('a.txt', 'y'.repeat(small));
+    await ctx.files.write('b.bin', bytes);
+    bytes.fill(99);
+    await ctx.files.write('c.txt', 'z'.repeat(small));
+    await ctx.files.write('c.txt', 'w'.repeat(large));
+  } }] };`,
+  // Writes \`count\` files of \`size\` bytes each.
+  'many.mjs': `export default { steps: [{ name: 'write', run: async (ctx) => {
+    for (let i = 0; i < ctx.input.count; i++) await ctx.files.write('f' + i + '.bin', new Uint8Array(ctx.input.size));
+  } }] };`,
   // Two steps, the first logging.
   'steps.mjs': `export default { steps: [
     { name: 'one', run: (ctx) => { ctx.log('first'); return 1; } },
@@ -130,6 +150,49 @@ describe('run pool: one channel per thread', () => {
     if (timedOut.kind === 'failed') assert.equal(timedOut.error.code, 'run_timeout');
     second.cancel('done');
     assert.equal((await second.outcome).kind, 'cancelled');
+  });
+});
+
+describe('run pool: output files', () => {
+  const pool = new RunPool({ threads: 1, cancelGraceMs: 200, diskReserveBytes: 0 });
+  after(() => pool.close());
+
+  it('keeps small files off the disk, their bytes in the report; the latest version wins', async () => {
+    const seen: WorkerMessage[] = [];
+    const small = 10;
+    const large = KEPT_FILE_BYTES + 1;
+    const t = task('files', 'files.mjs', { small, large });
+    const outcome = await pool.submit(t, (m) => seen.push(m), 0).outcome;
+    assert.equal(outcome.kind, 'completed');
+    const files = seen.flatMap((m) => (m.t === 'file' ? [m.file] : []));
+    assert.deepEqual(
+      files.map((f) => [
+        f.name,
+        f.size,
+        f.content === undefined ? 'disk' : Buffer.from(f.content).toString(),
+      ]),
+      [
+        ['a.txt', large, 'disk'],
+        ['a.txt', small, 'y'.repeat(small)],
+        ['b.bin', small, 'b'.repeat(small)],
+        ['c.txt', small, 'z'.repeat(small)],
+        ['c.txt', large, 'disk'],
+      ],
+    );
+    // The large a.txt was removed when its small version was kept; the large c.txt is there.
+    assert.equal(existsSync(join(t.outputDir, 'a.txt')), false);
+    assert.equal(existsSync(join(t.outputDir, 'b.bin')), false);
+    assert.equal(readFileSync(join(t.outputDir, 'c.txt'), 'utf8'), 'w'.repeat(large));
+  });
+
+  it("writes a run's files to the disk once KEPT_RUN_BYTES of them were kept", async () => {
+    const seen: WorkerMessage[] = [];
+    const count = KEPT_RUN_BYTES / KEPT_FILE_BYTES + 2;
+    const t = task('many', 'many.mjs', { count, size: KEPT_FILE_BYTES });
+    assert.equal((await pool.submit(t, (m) => seen.push(m), 0).outcome).kind, 'completed');
+    const where = seen.flatMap((m) => (m.t === 'file' ? [m.file.content ? 'kept' : 'disk'] : []));
+    assert.deepEqual(where, [...Array(count - 2).fill('kept'), 'disk', 'disk']);
+    assert.equal(readFileSync(join(t.outputDir, `f${count - 1}.bin`)).length, KEPT_FILE_BYTES);
   });
 });
 

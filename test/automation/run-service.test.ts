@@ -4,13 +4,14 @@
 
 import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createLogger } from '../../src/core/log.js';
 import { ApiError } from '../../src/automation/errors.js';
 import { RunPool } from '../../src/automation/executor/pool.js';
+import { KEPT_FILE_BYTES } from '../../src/automation/executor/protocol.js';
 import { RegistryRepository } from '../../src/automation/registry/repository.js';
 import { AutomationRegistry } from '../../src/automation/registry/service.js';
 import { LocalRunQueue } from '../../src/automation/runs/local-queue.js';
@@ -98,7 +99,7 @@ async function fillQueue(e: Engine): Promise<{ slow: RunRecord; queued: RunRecor
 }
 
 describe('RunService over the in-process queue', () => {
-  it('runs a workflow end to end: events in order, output file in the run folder', async () => {
+  it('runs a workflow end to end: events in order, its small output file stored with the run', async () => {
     const e = await open();
     try {
       const started = await e.runs.start(report({ text: 'hello hello world' }));
@@ -116,8 +117,51 @@ describe('RunService over the in-process queue', () => {
         'seqs count up without gaps',
       );
       const output = done.files.find((f) => f.role === 'output');
-      assert.ok(output && existsSync(join(e.runs.runDir(done.id), output.path)));
+      assert.ok(output);
+      // Kept off the disk by the worker: no folder until the file is read, then written from
+      // the bytes stored with the run.
+      assert.equal(existsSync(e.runs.runDir(done.id)), false, 'no run folder');
+      const stored = await e.stores.runs.keptFile(done.id, output.path);
+      assert.ok(stored && stored.length === output.size);
+      assert.match(stored.toString(), /^# Text report/);
+      const path = await e.runs.localFile(done, output);
+      assert.equal(path, join(e.runs.runDir(done.id), output.path));
+      assert.deepEqual(readFileSync(path), stored);
       assert.deepEqual(await e.stores.runs.get(done.id), done, 'the stored record is the final one');
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('writes an output file past KEPT_FILE_BYTES to the run folder, and stores none with the run', async () => {
+    const e = await open();
+    try {
+      const text = 'word '.repeat(KEPT_FILE_BYTES / 4);
+      const started = await e.runs.start(report({ text }));
+      const done = await e.runs.waitFor(started.id, HANG_MS);
+      assert.equal(done.status, 'completed');
+      const output = done.files.find((f) => f.role === 'output');
+      assert.ok(output && output.size > KEPT_FILE_BYTES);
+      const onDisk = join(e.runs.runDir(done.id), output.path);
+      assert.equal(statSync(onDisk).size, output.size);
+      assert.equal(await e.stores.runs.keptFile(done.id, output.path), undefined);
+      assert.equal(await e.runs.localFile(done, output), onDisk);
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('removes the files stored with a run when the ended run is removed', async () => {
+    const e = await open();
+    try {
+      const started = await e.runs.start(report({ text: 'removed with its run' }));
+      const done = await e.runs.waitFor(started.id, HANG_MS);
+      const output = done.files.find((f) => f.role === 'output')!;
+      assert.ok(await e.stores.runs.keptFile(done.id, output.path));
+      const other = await e.runs.waitFor((await e.runs.start(report({ text: 'kept' }))).id, HANG_MS);
+      assert.ok((await e.stores.runs.removeEnded(done.id))?.run);
+      assert.equal(await e.stores.runs.keptFile(done.id, output.path), undefined);
+      assert.ok(await e.stores.runs.keptFile(other.id, output.path), "another run's file stays");
     } finally {
       await e.close();
     }

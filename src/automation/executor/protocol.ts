@@ -68,7 +68,23 @@ export interface OutputFileReport {
   size: number;
   contentType: string;
   stepName?: string;
+  /**
+   * The file's bytes when the worker kept it off the disk (a small file, see KEPT_FILE_BYTES):
+   * the run's end stores them with its record. Absent: the file is in the run's output folder.
+   */
+  content?: Uint8Array;
 }
+
+/**
+ * Output files of at most this many bytes are not written to the run's folder by the worker:
+ * their bytes go to the main thread with the file's report and are stored with the run's end, in
+ * its commit (docs/automation.md, "Output files"). A run's folder then needs no directory and no
+ * file of its own, the costliest system calls of a short run, and the file is as durable as the
+ * end that lists it. Larger files, and a run's files past KEPT_RUN_BYTES in all, go to the disk.
+ */
+export const KEPT_FILE_BYTES = 64 * 1024;
+/** At most this many bytes of one run's output files are kept off the disk (KEPT_FILE_BYTES). */
+export const KEPT_RUN_BYTES = 1024 * 1024;
 
 export type WorkerMessage =
   | { t: 'started'; at: string }

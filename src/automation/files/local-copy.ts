@@ -6,8 +6,8 @@
 
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { BlobStore } from './blob-store.js';
 import { blobCachePath } from '../runs/folder.js';
 import { touchCached } from '../retention/cache.js';
@@ -50,6 +50,22 @@ export async function localCopy(
   } catch (err) {
     await rm(part, { force: true });
     if ((err as { code?: string }).code === 'not_found') return false;
+    throw err;
+  }
+}
+
+/**
+ * Puts `content` at `path` (its folder made as needed), under a temporary name renamed into place
+ * like a copy from the blob store: a file the worker kept off the disk, written on first read.
+ */
+export async function writeRunFile(path: string, content: Uint8Array): Promise<void> {
+  const part = `${path}.part-${randomBytes(6).toString('hex')}`;
+  await mkdir(dirname(path), { recursive: true });
+  try {
+    await writeFile(part, content);
+    await rename(part, path);
+  } catch (err) {
+    await rm(part, { force: true });
     throw err;
   }
 }

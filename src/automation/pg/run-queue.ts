@@ -373,6 +373,9 @@ export class PgRunQueue extends EventEmitter<RunQueueEvents> {
    * after a commit whose answer was lost).
    */
   async completeWith(runId: string, status: string, end: RunEnd): Promise<boolean> {
+    // Every output file of a run here went to the blob store (throughSharedStores), so none is
+    // left to store with the record; refused rather than dropped, should that ever change.
+    if (end.files?.length) throw new Error('the PostgreSQL queue stores output files as blobs only');
     const attempt = this.leases.attempt(runId);
     if (attempt === undefined) return false;
     const submitted = this.ends.submit({

@@ -7,6 +7,7 @@
 import { createReadStream } from 'node:fs';
 import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { notFound } from '../errors.js';
 import type { BlobStore } from '../files/blob-store.js';
 import { writeTemp, type TempFile } from '../files/blobs.js';
 import { localCopy, runFilePath } from '../files/local-copy.js';
@@ -45,6 +46,11 @@ export class RunFolderExpectedFiles implements ExpectedFileBytes {
   /** `shared`: the blob store other nodes read (several nodes); absent on one node. */
   constructor(
     private readonly runDir: (runId: string) => string,
+    /** A file of the run on this node's disk (RunService.localFile); undefined when not stored. */
+    private readonly runFile: (
+      runId: string,
+      file: { path: string } & SharedName,
+    ) => Promise<string | undefined>,
     private readonly tmpDir: string,
     private readonly blobs: BlobStore,
     private readonly shared: boolean,
@@ -74,8 +80,8 @@ export class RunFolderExpectedFiles implements ExpectedFileBytes {
     file: { path: string } & SharedName,
     name: string,
   ): Promise<string | undefined> {
-    const source = runFilePath(this.runDir(runId), file, this.shared);
-    await localCopy(this.blobs, source, file.sha256);
+    const source = await this.runFile(runId, file);
+    if (!source) throw notFound(`output file ${JSON.stringify(file.path)} of run ${runId}`, 'outputFileName');
     await mkdir(this.dir(runId), { recursive: true });
     await copyFile(source, join(this.dir(runId), name));
     return this.shared ? file.sha256 : undefined;
@@ -108,9 +114,8 @@ export class RunFolderExpectedFiles implements ExpectedFileBytes {
     runId: string,
     file: { path: string } & SharedName,
   ): Promise<AsyncIterable<Buffer> | undefined> {
-    const path = runFilePath(this.runDir(runId), file, this.shared);
-    await localCopy(this.blobs, path, file.sha256);
-    return openIfPresent(path);
+    const path = await this.runFile(runId, file);
+    return path === undefined ? undefined : openIfPresent(path);
   }
 }
 

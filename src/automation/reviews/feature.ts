@@ -16,6 +16,7 @@ export function reviewsFeature(host: ReviewsHost): Feature {
   const { runs, registry, stores } = host;
   const files = new RunFolderExpectedFiles(
     (id) => runs.runDir(id),
+    (id, file) => runs.localFile({ id }, file),
     join(host.tmpDir, 'review-uploads'),
     stores.blobs,
     runs.sharesFiles,

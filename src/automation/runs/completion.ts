@@ -6,12 +6,13 @@
 // database outage are tried again under the one retry policy (retry.ts).
 
 import { join } from 'node:path';
+import { writeRunFile } from '../files/local-copy.js';
 import type { RunOutcome } from '../executor/pool.js';
 import { checkSchema, type JsonSchema } from '../evals/index.js';
 import { whileUnavailable } from '../retry.js';
 import type { ActiveRun, Engine } from './engine.js';
 import type { Execution } from './execution.js';
-import type { RunEnd } from './queue.js';
+import type { KeptFile, RunEnd } from './queue.js';
 import type { RunRecorder } from './recorder.js';
 import type { Waiters } from './waiters.js';
 import { TERMINAL, type RunArtifact, type RunRecord, type RunStatus } from './types.js';
@@ -52,7 +53,7 @@ export class Completion {
     const status: RunStatus = outcome.kind;
     // Output files go where other nodes read them before the end is recorded, so any node
     // answers artifact downloads, ZIPs, scoring and reviews of the run.
-    const { files, blobs } = await this.shareOutputs(active);
+    const { files, blobs, kept } = await this.shareOutputs(active);
     const next: RunRecord = {
       ...active.record,
       files,
@@ -85,6 +86,7 @@ export class Completion {
             detail: active.detail,
             events: [...unwritten, end],
             ...(blobs.length > 0 ? { blobs } : {}),
+            ...(kept.length > 0 ? { files: kept } : {}),
           });
         },
         // An outage is waited out; a node that lost the lease meanwhile gives up, and the node
@@ -124,31 +126,37 @@ export class Completion {
   /**
    * The run's files, each output file put where other nodes read it (named by its sha256 when it
    * was). A file that cannot be put there is left without a blob (logged): it stays
-   * downloadable from this node only.
+   * downloadable from this node only. The bytes of a file the worker kept off the disk that no
+   * shared store took are stored with the end (`kept`, RunEnd.files).
    */
   private async shareOutputs(
     active: ActiveRun,
-  ): Promise<{ files: RunArtifact[]; blobs: NonNullable<RunEnd['blobs']> }> {
+  ): Promise<{ files: RunArtifact[]; blobs: NonNullable<RunEnd['blobs']>; kept: KeptFile[] }> {
     const out: RunArtifact[] = [];
     const blobs: NonNullable<RunEnd['blobs']> = [];
+    const kept: KeptFile[] = [];
     for (const f of active.record.files) {
       if (f.role !== 'output' || f.sha256) {
         out.push(f);
         continue;
       }
+      const content = active.kept.get(f.path);
       const path = join(this.e.runDir(active.record.id), f.path);
       try {
         const shared = await whileUnavailable(
-          () => this.e.options.sharing.putOutput(path),
+          () => this.e.options.sharing.putOutput(path, content),
           () => !this.e.closing && !active.abandoned,
         );
         if (shared?.content) blobs.push({ sha256: shared.sha256, content: shared.content });
+        else if (!shared && content) kept.push({ path: f.path, content });
         out.push(shared ? { ...f, sha256: shared.sha256 } : f);
       } catch (err) {
         this.e.log.warn({ err, runId: active.record.id, path: f.path }, 'cannot share an output file');
+        // A file the worker kept off the disk is written to this node's folder instead.
+        if (content) await writeRunFile(path, content).catch(() => undefined);
         out.push(f);
       }
     }
-    return { files: out, blobs };
+    return { files: out, blobs, kept };
   }
 }

@@ -64,6 +64,11 @@ export interface ActiveRun {
   beforeEnd?: RunRecord;
   /** This node's execution span of the run (tracing.ts); undefined with tracing off. */
   span: TraceSpan | undefined;
+  /**
+   * The bytes of output files the worker kept off the disk, by their path in the run's record
+   * (KEPT_FILE_BYTES): stored by the run's end.
+   */
+  kept: Map<string, Buffer>;
 }
 
 /**

@@ -196,6 +196,7 @@ export class Execution {
       abandoned: false,
       executed: Promise.resolve(),
       span: this.e.tracing.execution(record, claim.attempt, claim.takeover),
+      kept: new Map(),
     };
     this.e.active.set(claim.runId, active);
     return active;
@@ -374,6 +375,11 @@ export class Execution {
           size: msg.file.size,
         });
         active.record = { ...active.record, files };
+        // The latest version of the file wins: its bytes here, or the file in the run's folder.
+        const content = msg.file.content;
+        if (content)
+          active.kept.set(path, Buffer.from(content.buffer, content.byteOffset, content.byteLength));
+        else active.kept.delete(path);
         this.recorder.event(active, 'artifact.created', { metadata: { path, size: msg.file.size } });
         break;
       }

@@ -217,7 +217,7 @@ export class LocalRunQueue implements RunQueue {
     void status;
     try {
       // One transaction, shared with the ends (and other writes) issued in the same turn.
-      await this.store.end(end.record, end.detail, end.events);
+      await this.store.end(end.record, end.detail, end.events, end.files);
     } catch (err) {
       this.done(runId);
       throw err;

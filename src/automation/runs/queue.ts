@@ -52,6 +52,18 @@ export interface RunEnd {
    * files, RunSharing.putOutput), each named by its sha256; stored content is kept as it is.
    */
   blobs?: { sha256: string; content: Buffer }[];
+  /**
+   * Output files the worker kept off the disk and no shared store took (one node): stored with
+   * the run's record in the same commit, read back with RunStore.keptFile. An adapter whose
+   * backend shares every output (RunSharing) is never given any.
+   */
+  files?: KeptFile[];
+}
+
+/** An output file's bytes stored with its run (RunEnd.files), by its path in the run's record. */
+export interface KeptFile {
+  path: string;
+  content: Buffer;
 }
 
 /** What a queue found at start that a previous process of this node left behind. */

@@ -4,7 +4,7 @@
 
 import type { BuildEntry } from '../archives/zip-writer.js';
 import type { BlobStore } from '../files/blob-store.js';
-import { localCopy, runFilePath } from '../files/local-copy.js';
+import { localCopy, runFilePath, writeRunFile } from '../files/local-copy.js';
 import { expectedPath, outputPath, runFolder } from './folder.js';
 import type { RunArtifact, RunRecord } from './types.js';
 
@@ -17,6 +17,8 @@ export class RunFiles {
     private readonly blobs: BlobStore,
     /** Run files are read through the shared blob store (several nodes). */
     readonly shared: boolean,
+    /** The bytes of an output file stored with its run (RunStore.keptFile). */
+    private readonly keptFile: (runId: string, path: string) => Promise<Buffer | undefined>,
   ) {}
 
   runDir(runId: string): string {
@@ -24,15 +26,21 @@ export class RunFiles {
   }
 
   /**
-   * A file of the run on this node's disk: here already, or fetched from the shared blob store
-   * (a run executed or reviewed on another node); undefined when neither has it.
+   * A file of the run on this node's disk: here already, fetched from the shared blob store (a
+   * run executed or reviewed on another node), or written from the bytes stored with the run (an
+   * output the worker kept off the disk); undefined when none has it.
    */
   async localFile(
     run: Pick<RunRecord, 'id'>,
     file: { path: string; sha256?: string | undefined },
   ): Promise<string | undefined> {
     const path = runFilePath(this.runDir(run.id), file, this.shared);
-    return (await localCopy(this.blobs, path, file.sha256)) ? path : undefined;
+    if (await localCopy(this.blobs, path, file.sha256)) return path;
+    if (file.sha256) return undefined;
+    const content = await this.keptFile(run.id, file.path);
+    if (!content) return undefined;
+    await writeRunFile(path, content);
+    return path;
   }
 
   /** The stored file behind an artifact path as listed (`output/report.md`), or an output's name. */

@@ -52,7 +52,9 @@ export class RunService {
     completion.execution = this.execution;
     completion.waiters = this.waiters;
     this.cancels = new Cancels(e, recorder, completion, this.waiters);
-    this.files = new RunFiles(options.runsDir, options.blobs, options.sharing.sharesFiles);
+    this.files = new RunFiles(options.runsDir, options.blobs, options.sharing.sharesFiles, (id, path) =>
+      store.keptFile(id, path),
+    );
     options.queue.onWake(() => this.execution.wake());
     options.queue.onCancel((runId) => {
       if (e.active.has(runId)) this.cancel(runId).catch(() => undefined);

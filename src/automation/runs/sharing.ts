@@ -6,6 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import type { BlobStore } from '../files/blob-store.js';
 
 /** An output file put where other nodes read it, named by its sha256. */
@@ -27,9 +28,10 @@ export interface RunSharing {
   putInput(path: string): Promise<void>;
   /**
    * An output file: stored for other nodes, or to be stored by the run's end (`content`); undefined
-   * when other nodes do not read it.
+   * when other nodes do not read it. `content`: its bytes, when the worker kept it off the disk
+   * (then nothing is at `path`).
    */
-  putOutput(path: string): Promise<SharedOutput | undefined>;
+  putOutput(path: string, content?: Buffer): Promise<SharedOutput | undefined>;
 }
 
 export const localOnly: RunSharing = {
@@ -54,7 +56,12 @@ export function throughSharedStores(
     putInput: async (path) => {
       await blobs.write(createReadStream(path));
     },
-    putOutput: async (path) => {
+    putOutput: async (path, kept) => {
+      if (kept) {
+        const sha256 = createHash('sha256').update(kept).digest('hex');
+        if (kept.length <= endWrites) return { sha256, content: kept };
+        return { sha256: (await blobs.write(Readable.from([kept]))).sha256 };
+      }
       // Read synchronously: a small file the worker has just written, in the page cache, costs
       // microseconds, while each asynchronous fs call is a hop through the libuv thread pool that
       // the run's end (and the pool thread's next claim) would wait for on a loaded machine.

@@ -8,6 +8,7 @@
 // reading them.
 
 import type { AutomationDb } from '../db.js';
+import type { KeptFile } from './queue.js';
 import {
   decodeCursor,
   encodeCursor,
@@ -42,6 +43,12 @@ export interface RunStore {
   readonly ordered?: boolean;
   /** The run's events in seq order; empty for an unknown run. */
   events(runId: string): Promise<RunEvent[]>;
+  /**
+   * The bytes of an output file stored with its run's end (RunEnd.files: kept off the disk by
+   * the worker), by its path in the run's record; undefined when none is stored under it (always,
+   * on a backend whose shared stores take every output file).
+   */
+  keptFile(runId: string, path: string): Promise<Buffer | undefined>;
   /** The highest event seq of the run, 0 when it has none. */
   lastEventSeq(runId: string): Promise<number>;
   /** Runs of every tenant not in a terminal state, oldest first (createdAt, then id). */
@@ -173,13 +180,37 @@ export class LmdbRunStore implements RunStore {
   /**
    * A run written whole (record, detail, index entries, events) in one batch (`write`).
    */
-  create(run: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
+  create(
+    run: RunRecord,
+    detail: RunDetail,
+    events: RunEvent[],
+    files: readonly KeptFile[] = [],
+  ): Promise<void> {
     return this.write(run, () => {
       void this.db.runs.put(run.id, run);
       void this.db.runDetails.put(run.id, detail);
       for (const key of indexKeys(run)) void this.db.runIndex.put(key, run.sampleRank);
       for (const e of events) void this.db.events.put([run.id, e.seq], e);
+      this.putFiles(run.id, files);
     });
+  }
+
+  private putFiles(runId: string, files: readonly KeptFile[]): void {
+    for (const f of files) void this.db.runFiles.put([runId, f.path], f.content);
+  }
+
+  /** The keys of the run's kept files (a path may hold any character, so no end key is named). */
+  private keptKeys(runId: string): [string, string][] {
+    const keys: [string, string][] = [];
+    for (const key of this.db.runFiles.getKeys({ start: [runId, ''] })) {
+      if (key[0] !== runId) break;
+      keys.push(key);
+    }
+    return keys;
+  }
+
+  keptFile(runId: string, path: string): Promise<Buffer | undefined> {
+    return Promise.resolve(this.db.runFiles.get([runId, path]));
   }
 
   /**
@@ -262,18 +293,24 @@ export class LmdbRunStore implements RunStore {
    * finishing together share one commit (lmdb-js commits what is issued in the same event turn
    * together).
    */
-  end(next: RunRecord, detail: RunDetail, events: RunEvent[]): Promise<void> {
+  end(
+    next: RunRecord,
+    detail: RunDetail,
+    events: RunEvent[],
+    files: readonly KeptFile[] = [],
+  ): Promise<void> {
     const d = this.deferred.get(next.id);
     if (d) {
       // Created, changed and ended in one transaction: the record and detail written once.
       this.deferred.delete(next.id);
       clearTimeout(d.timer);
-      d.settle(this.create(next, detail, [...d.events, ...events]));
+      d.settle(this.create(next, detail, [...d.events, ...events], files));
       return d.committed;
     }
     const previous = this.current(next.id) ?? next;
     return this.write(next, () => {
       for (const e of events) void this.db.events.put([next.id, e.seq], e);
+      this.putFiles(next.id, files);
       this.replace(previous, next, detail);
     });
   }
@@ -339,6 +376,7 @@ export class LmdbRunStore implements RunStore {
       if (!run || !TERMINAL.has(run.status) || run.review !== null) return undefined;
       const events = [...this.db.events.getKeys({ start: [id, 0], end: [id, Number.MAX_SAFE_INTEGER] })];
       for (const key of events) this.db.events.removeSync(key);
+      for (const key of this.keptKeys(id)) this.db.runFiles.removeSync(key);
       for (const key of indexKeys(run)) this.db.runIndex.removeSync(key);
       this.db.runDetails.removeSync(id);
       this.db.runs.removeSync(id);

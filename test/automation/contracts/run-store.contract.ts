@@ -160,6 +160,9 @@ export function runStoreContract(label: string, make: () => Promise<RunStoreUnde
       assert.equal(await s.store.getDetail('exec_unknown'), undefined);
       // get is not tenant-scoped (callers check the tenant): another tenant's run reads back too.
       assert.equal((await s.store.get(theirs[0]!.id))?.tenant, 't2');
+      // A created run has no output file stored with it (only a run's end stores any).
+      assert.equal(await s.store.keptFile(run.id, 'output/report.md'), undefined);
+      assert.equal(await s.store.keptFile('exec_unknown', 'output/report.md'), undefined);
     });
 
     it('lists only the tenant’s runs, newest first, every page through its cursor', async () => {

@@ -2,17 +2,21 @@
 // files, a place to write output files, a cancellation signal and a usage meter. Every
 // observable effect is reported to the main thread as it happens.
 
-import { mkdirSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, statfs, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, sep } from 'node:path';
-import type {
-  InputFileRef,
-  OutputFileReport,
-  RunReport,
-  RunTask,
-  UsageDelta,
-  WorkerMessage,
+import {
+  KEPT_FILE_BYTES,
+  KEPT_RUN_BYTES,
+  type InputFileRef,
+  type OutputFileReport,
+  type RunReport,
+  type RunTask,
+  type UsageDelta,
+  type WorkerMessage,
 } from '../protocol.js';
+
+const utf8 = new TextEncoder();
 
 /** Where a run's reports go: the thread's channel to the main thread. */
 export interface ReportPort {
@@ -142,6 +146,10 @@ export function createContext(
   currentStep: () => string | undefined,
 ): RunContext {
   const steps: Record<string, unknown> = {};
+  /** Output files this run wrote to its folder, by name (a later kept write removes the file). */
+  const onDisk = new Set<string>();
+  /** Bytes of this run's output files kept off the disk so far (KEPT_RUN_BYTES). */
+  let keptBytes = 0;
   const files: RunFiles = {
     input: task.files,
     async read(name) {
@@ -153,6 +161,22 @@ export function createContext(
       const rel = safeRelative(name);
       const target = join(task.outputDir, rel);
       const size = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+      const file: OutputFileReport = {
+        name: rel.split(sep).join('/'),
+        size,
+        contentType: contentType ?? guessContentType(rel),
+      };
+      const step = currentStep();
+      if (step !== undefined) file.stepName = step;
+      if (size <= KEPT_FILE_BYTES && keptBytes + size <= KEPT_RUN_BYTES) {
+        // Kept off the disk (KEPT_FILE_BYTES): a copy of its own goes with the report, so the
+        // caller may reuse its buffer. A version this run wrote to its folder before goes away.
+        keptBytes += size;
+        file.content = typeof data === 'string' ? utf8.encode(data) : new Uint8Array(data);
+        if (onDisk.delete(file.name)) rmSync(target, { force: true });
+        reporter.send({ t: 'file', file });
+        return;
+      }
       const inline = size <= INLINE_WRITE_BYTES;
       if (inline) {
         mkdirSync(dirname(target), { recursive: true });
@@ -169,13 +193,7 @@ export function createContext(
         if (code === 'ENOSPC' || code === 'EDQUOT') throw new Error(`insufficient storage: ${String(err)}`);
         throw err;
       }
-      const file: OutputFileReport = {
-        name: rel.split(sep).join('/'),
-        size,
-        contentType: contentType ?? guessContentType(rel),
-      };
-      const step = currentStep();
-      if (step !== undefined) file.stepName = step;
+      onDisk.add(file.name);
       reporter.send({ t: 'file', file });
     },
   };

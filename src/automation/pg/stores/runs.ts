@@ -287,6 +287,11 @@ export class PgRunStore implements RunStore {
     return this.writes.take(runId);
   }
 
+  /** None: with PostgreSQL every output file goes to the shared blob store (RunSharing). */
+  keptFile(): Promise<Buffer | undefined> {
+    return Promise.resolve(undefined);
+  }
+
   async events(runId: string): Promise<RunEvent[]> {
     const { rows } = await this.db.query<{ event: RunEvent }>(
       'SELECT event FROM run_events WHERE run_id = $1 ORDER BY seq',

@@ -114,6 +114,12 @@ describe('automation pure modules', () => {
     const ids = [newRunId(1000), newRunId(1000), newRunId(1001)];
     assert.deepEqual([...ids].sort(), ids);
     for (const id of ids) assert.match(id, /^exec_[0-9a-z]{22}$/);
+    // Past several refills of the random pool, the random parts of ids made in the same
+    // millisecond stay distinct and well formed.
+    const tails = new Set<string>();
+    for (let i = 0; i < 3000; i++) tails.add(newRunId(2000).slice(-10));
+    assert.equal(tails.size, 3000);
+    for (const tail of tails) assert.match(tail, /^[0-9a-f]{10}$/);
     const r = sampleRank('t', 'run_1');
     assert.equal(sampleRank('t', 'run_1'), r);
     assert.notEqual(sampleRank('u', 'run_1'), r);

@@ -3,12 +3,29 @@
 // never collide. Runs stored before the prefix changed keep their `run_…` ids: a run is looked
 // up by its id as stored, so those stay readable.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 
 export const RUN_ID_PREFIX = 'exec_';
 
 let lastMs = 0;
 let counter = 0;
+
+/**
+ * Random bytes drawn 4 KiB at a time and handed out 5 per id: one call into the CSPRNG per 819
+ * ids instead of one per id (each call crosses into C++ and allocates a buffer; at hundreds of
+ * runs a second that showed in the service thread's profile). Bytes are never handed out twice.
+ */
+const RANDOM_POOL = Buffer.alloc(4095);
+let randomAt = RANDOM_POOL.length;
+
+function randomHex5(): string {
+  if (randomAt === RANDOM_POOL.length) {
+    randomFillSync(RANDOM_POOL);
+    randomAt = 0;
+  }
+  randomAt += 5;
+  return RANDOM_POOL.toString('hex', randomAt - 5, randomAt);
+}
 
 export function newRunId(now: number): string {
   if (now === lastMs) counter++;
@@ -16,7 +33,7 @@ export function newRunId(now: number): string {
     lastMs = now;
     counter = 0;
   }
-  return `${RUN_ID_PREFIX}${now.toString(36).padStart(9, '0')}${counter.toString(36).padStart(3, '0')}${randomBytes(5).toString('hex')}`;
+  return `${RUN_ID_PREFIX}${now.toString(36).padStart(9, '0')}${counter.toString(36).padStart(3, '0')}${randomHex5()}`;
 }
 
 /** Deterministic in [0, 1): the first 52 bits of SHA-256(tenant, run id) over 2^52. */

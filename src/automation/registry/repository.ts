@@ -65,6 +65,11 @@ export type OpenedAs = 'existing' | 'cloned' | 'seeded' | 'joined';
 
 export class RegistryRepository {
   private readonly materialising = new Map<string, Promise<string>>();
+  /**
+   * Packages this process found or made complete in the cache: a folder keyed by commit never
+   * changes and nothing here removes one, so each is checked on disk once, not once per run.
+   */
+  private readonly materialised = new Map<string, string>();
   private fetching: Promise<void> | undefined;
   private readonly bundles: RegistryBundles | undefined;
 
@@ -317,12 +322,17 @@ export class RegistryRepository {
 
   /** The package folder at `commit`, unpacked once into the cache and reused afterwards. */
   materialise(commit: string, pkgPath: string): Promise<string> {
-    const final = join(this.options.cacheDir, commit, pkgPath);
     const key = `${commit}:${pkgPath}`;
+    const known = this.materialised.get(key);
+    if (known) return Promise.resolve(known);
+    const final = join(this.options.cacheDir, commit, pkgPath);
     const pending = this.materialising.get(key);
     if (pending) return pending;
     const work = (async () => {
-      if (existsSync(join(final, '.sluice-complete'))) return final;
+      if (existsSync(join(final, '.sluice-complete'))) {
+        this.materialised.set(key, final);
+        return final;
+      }
       await this.ensureCommit(commit);
       const staging = join(this.options.cacheDir, `.staging-${randomBytes(6).toString('hex')}`);
       await mkdir(staging, { recursive: true });
@@ -335,6 +345,7 @@ export class RegistryRepository {
       } finally {
         await rm(staging, { recursive: true, force: true });
       }
+      this.materialised.set(key, final);
       return final;
     })();
     this.materialising.set(key, work);

@@ -173,43 +173,60 @@ export class LocalRunQueue implements RunQueue {
   claim(limit: number): Promise<QueueClaim[]> {
     if (limit <= 0 || this.closed) return Promise.resolve([]);
     const { tenantConcurrency: tenantLimit, automationConcurrency: automationLimit } = this.options;
+    // Counts of the runs held, only when a limit needs them.
+    const limited = tenantLimit > 0 || automationLimit > 0;
     const count = new Map<string, number>();
     const add = (key: string) => count.set(key, (count.get(key) ?? 0) + 1);
-    for (const o of this.owned.values()) {
-      add(`t:${o.tenant}`);
-      add(`a:${o.automationId}`);
-    }
+    if (limited)
+      for (const o of this.owned.values()) {
+        add(`t:${o.tenant}`);
+        add(`a:${o.automationId}`);
+      }
     const claims: QueueClaim[] = [];
+    const taken = new Set<Entry>();
     // Runs given up first (as expired leases are taken over first), then the oldest queued.
-    const order = [
-      ...this.queued.filter((e) => e.previousNode),
-      ...this.queued.filter((e) => !e.previousNode),
-    ];
-    for (const entry of order) {
-      if (claims.length >= limit) break;
-      const t = `t:${entry.tenant}`;
-      const a = `a:${entry.automationId}`;
-      if (tenantLimit > 0 && (count.get(t) ?? 0) >= tenantLimit) continue;
-      if (automationLimit > 0 && (count.get(a) ?? 0) >= automationLimit) continue;
-      add(t);
-      add(a);
-      this.queued.splice(this.queued.indexOf(entry), 1);
-      const attempt = (this.attempts.get(entry.runId) ?? 0) + 1;
-      this.attempts.set(entry.runId, attempt);
-      const cancelRequested = this.cancelAsked.has(entry.runId);
-      const { stored, ...held } = entry;
-      this.owned.set(entry.runId, { ...held, attempt, cancelSignalled: cancelRequested });
-      const claim: QueueClaim = {
-        runId: entry.runId,
-        attempt,
-        takeover: entry.previousNode !== undefined,
-        previousNode: entry.previousNode ?? null,
-        cancelRequested,
-      };
-      if (stored) claim.stored = stored;
-      claims.push(claim);
+    const givenUp = this.queued.some((e) => e.previousNode !== undefined);
+    for (const takeovers of givenUp ? [true, false] : [false]) {
+      for (const entry of this.queued) {
+        if (claims.length >= limit) break;
+        if ((entry.previousNode !== undefined) !== takeovers) continue;
+        if (limited) {
+          const t = `t:${entry.tenant}`;
+          const a = `a:${entry.automationId}`;
+          if (tenantLimit > 0 && (count.get(t) ?? 0) >= tenantLimit) continue;
+          if (automationLimit > 0 && (count.get(a) ?? 0) >= automationLimit) continue;
+          add(t);
+          add(a);
+        }
+        taken.add(entry);
+        claims.push(this.take(entry));
+      }
+    }
+    if (taken.size > 0) {
+      // The claimed entries out, in one pass, the rest kept in order.
+      let kept = 0;
+      for (const e of this.queued) if (!taken.has(e)) this.queued[kept++] = e;
+      this.queued.length = kept;
     }
     return Promise.resolve(claims);
+  }
+
+  /** A queued run made this node's (claim): its attempt counted, its claim built. */
+  private take(entry: Entry): QueueClaim {
+    const attempt = (this.attempts.get(entry.runId) ?? 0) + 1;
+    this.attempts.set(entry.runId, attempt);
+    const cancelRequested = this.cancelAsked.has(entry.runId);
+    const { stored, ...held } = entry;
+    this.owned.set(entry.runId, { ...held, attempt, cancelSignalled: cancelRequested });
+    const claim: QueueClaim = {
+      runId: entry.runId,
+      attempt,
+      takeover: entry.previousNode !== undefined,
+      previousNode: entry.previousNode ?? null,
+      cancelRequested,
+    };
+    if (stored) claim.stored = stored;
+    return claim;
   }
 
   async completeWith(runId: string, status: string, end: RunEnd): Promise<boolean> {

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { errorBody, toHttpError } from '../../../src/automation/http/envelope.js';
 import { MIGRATIONS, MigrationError, migrate } from '../../../src/automation/pg/migrations.js';
 import { DatabaseUnavailableError, PgDatabase } from '../../../src/automation/pg/pool.js';
+import { CLAIM_READ } from '../../../src/automation/pg/queue/sql.js';
 import { loadAutomationSettings } from '../../../src/automation/settings.js';
 import { HttpError } from '../../../src/core/http/index.js';
 import { EnvReader, loadCoreSettings, SettingsError } from '../../../src/core/settings/index.js';
@@ -150,6 +151,29 @@ describe('PostgreSQL pool and migrations', { skip: postgresSkip }, () => {
       const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
       assert.match(text, /Index (Only )?Scan using runs_tenant_created/);
       assert.doesNotMatch(text, /Sort/);
+    });
+  });
+
+  it("the claim reads a claimed run's detail and last event by their keys, not by a table scan", async () => {
+    await withSchema(async (db) => {
+      await db.query(`INSERT INTO runs (id, tenant, automation_id, type, status, trigger_type, triggered_by,
+          created_at, sample_rank, record, queue_state, queued_at, attempt)
+        SELECT 'run_' || i, 't', 'wf', 'workflow', 'queued', 'api', 'u', i, 0.5, '{}', 'queued', now(), 0
+        FROM generate_series(1, 2000) AS i`);
+      await db.query(`INSERT INTO run_details (run_id, detail) SELECT id, '{}' FROM runs`);
+      await db.query(`INSERT INTO run_events (run_id, seq, event)
+        SELECT id, s, json_build_object('timestamp', '2026-11-27T00:00:00.000Z') FROM runs, generate_series(1, 3) AS s`);
+      await db.query('ANALYZE');
+      // With sequential scans priced out, a plan that still has one has no index it could use:
+      // runs.id is COLLATE "C" and the run_id keys of the other tables are not.
+      await db.transaction(async (tx) => {
+        await tx.query('SET LOCAL enable_seqscan = off');
+        const plan = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${CLAIM_READ}`, ['n', 30, 2, []]);
+        const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+        assert.doesNotMatch(text, /Seq Scan on run_(details|events)/, text);
+        assert.match(text, /run_details_pkey/);
+        assert.match(text, /run_events_pkey/);
+      });
     });
   });
 

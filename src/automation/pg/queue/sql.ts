@@ -201,6 +201,10 @@ export const CLAIM_EXPIRED = `WITH expired AS (
  * other nodes first (takeovers), then the oldest queued rows, up to $3 in all ($1 node, $2 lease
  * seconds, $4 ids this node owns). With each run it returns what the claiming node reads to run
  * it — its record, detail, and last event's seq and time — so it needs no second round trip.
+ * `runs.id` is `COLLATE "C"` and the run_id columns of run_details and run_events are not: a
+ * comparison of the two has no collation an index of those tables can serve, so the planner
+ * scanned both tables whole in each claim. The run's id is compared in the database's default
+ * collation, as those keys are indexed (docs/benchmarks.md, "The claim's plan").
  */
 export const CLAIM_READ = `WITH expired AS (
     SELECT id, node FROM runs
@@ -227,9 +231,10 @@ export const CLAIM_READ = `WITH expired AS (
       false AS takeover, r.record),
   claimed AS (SELECT * FROM taken UNION ALL SELECT * FROM fresh)
   SELECT c.*, d.detail, ev.seq AS last_seq, ev.at AS last_at FROM claimed c
-  LEFT JOIN run_details d ON d.run_id = c.id
+  LEFT JOIN run_details d ON d.run_id = c.id COLLATE "default"
   LEFT JOIN LATERAL (
-    SELECT max(seq) AS seq, max(event ->> 'timestamp') AS at FROM run_events WHERE run_id = c.id) ev ON true`;
+    SELECT max(seq) AS seq, max(event ->> 'timestamp') AS at FROM run_events
+    WHERE run_id = c.id COLLATE "default") ev ON true`;
 
 /**
  * CLAIM_READ committing without waiting for its WAL flush: a claim is answered to no client. A

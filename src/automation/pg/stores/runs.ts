@@ -127,10 +127,11 @@ function addResiduals(w: Where, q: RunListQuery): void {
     // Metadata: any string at any depth (`strict $.**` visits every item once:
     // https://www.postgresql.org/docs/current/functions-json.html#FUNCTIONS-SQLJSON-PATH). `id` in
     // the subquery is the listed run's: neither run_details nor the path's rows have that column.
+    // It is compared in the default collation, as run_details' key is indexed (runs.id is "C").
     const metadata =
       `EXISTS (SELECT 1 FROM run_details d, ` +
       `jsonb_path_query(d.detail::jsonb -> 'input' -> 'metadata', 'strict $.**') AS v ` +
-      `WHERE d.run_id = id AND jsonb_typeof(v) = 'string' AND strpos(lower(v #>> '{}'), ${t}) > 0)`;
+      `WHERE d.run_id = id COLLATE "default" AND jsonb_typeof(v) = 'string' AND strpos(lower(v #>> '{}'), ${t}) > 0)`;
     w.addResidual(
       `(strpos(lower(id), ${t}) > 0 OR strpos(lower(coalesce(example_id, '')), ${t}) > 0 OR ` +
         `strpos(lower(coalesce(${REVIEW} ->> 'note', '')), ${t}) > 0 OR ${metadata})`,
@@ -314,7 +315,8 @@ export class PgRunStore implements RunStore {
     return this.db.transaction(async (tx) => {
       const { rows } = await tx.query<{ record: RunRecord }>(
         `DELETE FROM runs r WHERE id = $1 AND status = ANY($2::text[])
-           AND NOT EXISTS (SELECT 1 FROM reviews v WHERE v.run_id = r.id)
+           AND NOT EXISTS (SELECT 1 FROM reviews v
+             WHERE v.tenant = r.tenant AND v.run_id = r.id COLLATE "default")
          RETURNING record`,
         [id, [...TERMINAL]],
       );

@@ -4,7 +4,7 @@
 // 14 and later) over a series of runs, one at a time.
 //
 //   npx tsx loadtest/automation-pg-statements.ts [--runs N (default 20)]
-//   npx tsx loadtest/automation-pg-statements.ts --clients N [--duration S (default 5)]
+//   npx tsx loadtest/automation-pg-statements.ts --clients N [--duration S (default 5)] [--nodes 2]
 //
 // Starts a private PostgreSQL (test/helpers/postgres.ts, fsync on) with log_statement = 'all',
 // one node, and prints the statements of the last run as the server logged them (one line each,
@@ -12,7 +12,9 @@
 // With --clients, the runs are N closed loops of sync runs for S seconds instead (under load,
 // where statements of concurrent runs are shared), and it prints each kind of statement (its
 // first words) with how many the node sent per completed run. Logging every statement slows the
-// server, so the counts under load are a picture of the shares, not of the throughput.
+// server, so the counts under load are a picture of the shares, not of the throughput. With
+// --nodes 2 a second node shares the database and the clients are spread over both (the counts
+// are then of both nodes together, per completed run).
 // Load-test tooling, so it imports pg itself.
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -26,6 +28,7 @@ import { startPostgres } from '../test/helpers/postgres.js';
 const runs = Number(arg('--runs', '20'));
 const clients = Number(arg('--clients', '0'));
 const seconds = Number(arg('--duration', '5'));
+const nodeCount = Number(arg('--nodes', '1'));
 const SYNC_BODY = JSON.stringify({ target: 'workflows.text-report', input: { text: 'the quick brown fox' } });
 
 async function syncRun(node: Node): Promise<void> {
@@ -62,17 +65,18 @@ function kind(line: string): string {
   return text.replace(/\(\$1.*$|\$\d.*$/, '').slice(0, 70);
 }
 
-async function underLoad(node: Node, url: string, logFile: string): Promise<void> {
-  await load([node.url], clients, 1000, SYNC); // warm-up under load
+async function underLoad(nodes: Node[], url: string, logFile: string): Promise<void> {
+  const urls = nodes.map((n) => n.url);
+  await load(urls, clients, 1000, SYNC); // warm-up under load
   const before = await counters(url);
   const offset = readFileSync(logFile, 'utf8').length;
-  const m = await load([node.url], clients, seconds * 1000, SYNC);
+  const m = await load(urls, clients, seconds * 1000, SYNC);
   const after = await counters(url);
   const byKind = new Map<string, number>();
   for (const l of statements(logFile, offset)) byKind.set(kind(l), (byKind.get(kind(l)) ?? 0) + 1);
   const per = (x: number) => (x / m.requests).toFixed(2);
   process.stdout.write(
-    `${m.requests} runs completed, ${m.errors} errors, ${clients} clients, ${seconds} s\n`,
+    `${m.requests} runs completed, ${m.errors} errors, ${clients} clients, ${nodes.length} node(s), ${seconds} s\n`,
   );
   process.stdout.write('statements per completed run, by kind (the settling 11 s included):\n');
   for (const [k, c] of [...byKind].sort((a, b) => b[1] - a[1])) process.stdout.write(`  ${per(c)}  ${k}\n`);
@@ -86,9 +90,11 @@ async function main(): Promise<void> {
   if (!(Number.isInteger(runs) && runs >= 1)) throw new Error('--runs N, N ≥ 1');
   if (!(Number.isInteger(clients) && clients >= 0 && seconds > 0 && seconds <= 20))
     throw new Error('--clients N ≥ 0, --duration 1..20');
+  if (nodeCount !== 1 && !(nodeCount === 2 && clients > 0)) throw new Error('--nodes 2 only with --clients');
   const dir = mkdtempSync(join(tmpdir(), 'sluice-lt-stmts-'));
   const server = await startPostgres();
   let node: Node | undefined;
+  let second: Node | undefined;
   try {
     const url = await server.createDatabase();
     const admin = new pg.Client({ connectionString: server.url });
@@ -102,8 +108,12 @@ async function main(): Promise<void> {
       AUTOMATION_REGISTRY_URL: makeRemote(dir),
     });
     for (let i = 0; i < 3; i++) await syncRun(node); // warm-up: workers, registry cache, connections
+    if (nodeCount === 2) {
+      second = await startNode('b', dir, { AUTOMATION_DATABASE_URL: url });
+      for (let i = 0; i < 3; i++) await syncRun(second);
+    }
     const logFile = join(dirname(server.dataDir), 'server.log');
-    if (clients > 0) return await underLoad(node, url, logFile);
+    if (clients > 0) return await underLoad(second ? [node, second] : [node], url, logFile);
     const before = await counters(url);
     let offset = 0;
     for (let i = 0; i < runs; i++) {
@@ -120,6 +130,7 @@ async function main(): Promise<void> {
         `${((after.walSyncs - before.walSyncs) / runs).toFixed(1)} WAL flushes\n`,
     );
   } finally {
+    await second?.child.stop(5000);
     await node?.child.stop(5000);
     await server.stop();
     rmSync(dir, { recursive: true, force: true });

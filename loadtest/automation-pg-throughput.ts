@@ -5,6 +5,7 @@
 //      runs/s, and per completed run the transactions committed (pg_stat_database.xact_commit) and
 //      the WAL flushes (pg_stat_wal.wal_sync) over the window;
 //   3. the same with two nodes on this machine, the clients split over both;
+//   4. one node again, on the tables the two nodes left (their growth apart from the second node);
 //   and for each, the CPU time (ms) per run or job of the node processes (their worker threads
 //   included), of the PostgreSQL server (its backends and auxiliary processes, from /proc) and
 //   of this process (the clients): on a machine whose cores are all busy, what bounds runs/s.
@@ -129,6 +130,11 @@ async function main(): Promise<void> {
     const ab = nodes.map((n) => n.url);
     await load(ab, connections, 1000, SYNC);
     out(fmt(`two nodes, ${connections} clients`, await measured(url, ab, connections, ms, cpuOf())));
+    // One node again, on the tables as the two nodes left them: what the tables' growth costs,
+    // apart from what the second node does.
+    await nodes.pop()!.child.stop(5000);
+    await load(a, connections, 1000, SYNC);
+    out(fmt(`one node again, ${connections} clients`, await measured(url, a, connections, ms, cpuOf())));
   } finally {
     for (const n of nodes) await n.child.stop(5000);
     await server.stop();

@@ -81,3 +81,57 @@ describe('BucketFollower', { skip: !natsAvailable && 'nats-server not installed'
     assert.ok(follower.seen >= after);
   });
 });
+
+// The race below cannot be produced on purpose with a real server: a watch being made at the
+// moment the follower stops. A stand-in bucket holds the restart's watch until after stop().
+describe('BucketFollower stopping while it watches again', () => {
+  interface HeldWatch {
+    stopped: boolean;
+    stop(): void;
+    end(): void;
+    [Symbol.asyncIterator](): AsyncGenerator<never>;
+  }
+  const heldWatch = (): HeldWatch => {
+    let finish!: () => void;
+    const ended = new Promise<void>((resolve) => (finish = resolve));
+    return {
+      stopped: false,
+      stop() {
+        this.stopped = true;
+        finish();
+      },
+      end: () => finish(),
+      async *[Symbol.asyncIterator]() {
+        await ended;
+      },
+    };
+  };
+
+  test('a watch made after stop() began is stopped too', async () => {
+    const made: HeldWatch[] = [];
+    let release: (() => void) | undefined;
+    const kv = {
+      status: () => Promise.resolve({ streamInfo: { state: { last_seq: 0 } } }),
+      watch: () => {
+        const watch = heldWatch();
+        made.push(watch);
+        if (made.length === 1) return Promise.resolve(watch);
+        return new Promise<HeldWatch>((resolve) => (release = () => resolve(watch)));
+      },
+    } as unknown as KV;
+    const follower = new BucketFollower(kv, {
+      apply: () => undefined,
+      onError: () => undefined,
+      probeMs: 5,
+      stallMs: 60_000,
+    });
+    await follower.start();
+    made[0]!.end(); // the first watch ends: the follower makes a new one
+    await waitUntil('the new watch to be asked for', () => release !== undefined);
+    const stopping = follower.stop();
+    release!();
+    await stopping;
+    assert.equal(made.length, 2);
+    assert.equal(made[1]!.stopped, true, 'the watch made while stopping was stopped');
+  });
+});

@@ -130,6 +130,9 @@ export class BucketFollower {
           return undefined;
         },
       );
+      // Stopped while the new watch was being made: stop() could not reach it, so it is stopped
+      // here (left running, its heartbeat timer would outlive the connection and the process).
+      if (this.stopped) watch?.stop();
     }
   }
 

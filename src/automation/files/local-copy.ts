@@ -42,27 +42,29 @@ export async function localCopy(
     return true;
   }
   if (!sha256) return false;
-  const part = `${path}.part-${randomBytes(6).toString('hex')}`;
   try {
-    await blobs.copyTo(sha256, part);
-    await rename(part, path);
+    await intoPlace(path, (part) => blobs.copyTo(sha256, part));
     return true;
   } catch (err) {
-    await rm(part, { force: true });
     if ((err as { code?: string }).code === 'not_found') return false;
     throw err;
   }
 }
 
 /**
- * Puts `content` at `path` (its folder made as needed), under a temporary name renamed into place
- * like a copy from the blob store: a file the worker kept off the disk, written on first read.
+ * Puts `content` at `path` (its folder made as needed), renamed into place like a copy from the
+ * blob store: a file the worker kept off the disk, written on first read.
  */
 export async function writeRunFile(path: string, content: Uint8Array): Promise<void> {
-  const part = `${path}.part-${randomBytes(6).toString('hex')}`;
   await mkdir(dirname(path), { recursive: true });
+  await intoPlace(path, (part) => writeFile(part, content));
+}
+
+/** `fill` writes a temporary name beside `path`, renamed into place; removed if it fails. */
+async function intoPlace(path: string, fill: (part: string) => Promise<void>): Promise<void> {
+  const part = `${path}.part-${randomBytes(6).toString('hex')}`;
   try {
-    await writeFile(part, content);
+    await fill(part);
     await rename(part, path);
   } catch (err) {
     await rm(part, { force: true });

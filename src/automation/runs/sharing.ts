@@ -57,21 +57,17 @@ export function throughSharedStores(
       await blobs.write(createReadStream(path));
     },
     putOutput: async (path, kept) => {
-      if (kept) {
-        const sha256 = createHash('sha256').update(kept).digest('hex');
-        if (kept.length <= endWrites) return { sha256, content: kept };
-        return { sha256: (await blobs.write(Readable.from([kept]))).sha256 };
-      }
-      // Read synchronously: a small file the worker has just written, in the page cache, costs
+      // A small file the worker wrote is read synchronously: in the page cache it costs
       // microseconds, while each asynchronous fs call is a hop through the libuv thread pool that
       // the run's end (and the pool thread's next claim) would wait for on a loaded machine.
-      if (endWrites > 0 && statSync(path).size <= endWrites) {
-        const content = readFileSync(path);
-        // Read whole, so the content named is the content stored, whatever happens to the file.
-        if (content.length <= endWrites)
-          return { sha256: createHash('sha256').update(content).digest('hex'), content };
-      }
-      return { sha256: (await blobs.write(createReadStream(path))).sha256 };
+      const content =
+        kept ?? (endWrites > 0 && statSync(path).size <= endWrites ? readFileSync(path) : undefined);
+      // Whole in memory, so the content named is the content stored, whatever happens to the file.
+      if (content && content.length <= endWrites)
+        return { sha256: createHash('sha256').update(content).digest('hex'), content };
+      return {
+        sha256: (await blobs.write(content ? Readable.from([content]) : createReadStream(path))).sha256,
+      };
     },
   };
 }
